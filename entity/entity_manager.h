@@ -1,0 +1,124 @@
+// EntityManager: creates and destroys generational Entity handles.
+//
+// Each entity owns a slot index while alive. Destroying it bumps the slot's generation,
+// so every copy of the old handle becomes stale and is rejected. Freed slots go to the
+// back of a FIFO queue and are reused only while the queue holds more than
+// `min_free_indices` entries, so a slot is reused rarely and its generation advances
+// slowly. A slot whose generation reaches `max_generation` is retired: never reissued.
+//
+//   EntityManager manager;
+//   Entity e = manager.Create();
+//   std::vector<Entity> level(1000);
+//   manager.CreateBatch(absl::MakeSpan(level));
+//   manager.AddDestroyListener([&](absl::Span<const Entity> dead) {
+//     for (Entity d : dead) transforms.Destroy(d);
+//   });
+//   absl::Status s = manager.Destroy(e);   // OK
+//   s = manager.Destroy(e);                // NotFound: already destroyed, nothing changes
+//
+// Thread-safety: none; one manager belongs to one thread at a time.
+#ifndef STRATA_ENTITY_ENTITY_MANAGER_H_
+#define STRATA_ENTITY_ENTITY_MANAGER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+
+namespace strata {
+
+class EntityManager {
+ public:
+  struct Options {
+    // min_free_indices: a freed slot is reused only once more than this many slots
+    // are free, so reuse of any one slot is delayed by at least this many destroys.
+    uint32_t min_free_indices = 1024;
+    // max_generation: a slot destroyed at this generation is retired, never reissued.
+    // Must be < 2^31 (the top bit of a slot marks it free). Tests lower it.
+    uint32_t max_generation = 0x7FFFFFFFu;
+  };
+
+  // DestroyListener: told of entities being destroyed, once per Destroy (a span of
+  // one) or DestroyBatch (the whole batch). Called after the entities are released:
+  // their handles are already stale and serve only as keys. A listener must not
+  // destroy entities itself.
+  using DestroyListener = std::function<void(absl::Span<const Entity>)>;
+  using ListenerId = uint32_t;
+
+  EntityManager() : EntityManager(Options()) {}
+  explicit EntityManager(const Options& options);
+
+  EntityManager(const EntityManager&) = delete;
+  EntityManager& operator=(const EntityManager&) = delete;
+
+  // Create: a new live entity. Amortised O(1).
+  Entity Create();
+
+  // CreateBatch: fills `out` with new live entities in one pass. Equivalent to calling
+  // Create() out.size() times, in order.
+  void CreateBatch(absl::Span<Entity> out);
+
+  // Alive: true if `e` was issued by this manager and not destroyed since. O(1).
+  bool Alive(Entity e) const {
+    return e.index() < slots_.size() && slots_[e.index()] == e.generation();
+  }
+
+  // Destroy: destroys `e` and notifies the listeners. NotFound if `e` is invalid,
+  // stale, already destroyed or was never issued; then nothing changes.
+  absl::Status Destroy(Entity e);
+
+  // DestroyBatch: destroys every entity in `entities`, all or nothing: if any is not
+  // alive (or appears twice) returns NotFound naming it and nothing changes. Listeners
+  // are called once with the whole batch.
+  absl::Status DestroyBatch(absl::Span<const Entity> entities);
+
+  // size: the number of live entities.
+  size_t size() const { return live_count_; }
+  // capacity_used: slots ever handed out, live or not (the largest index + 1).
+  size_t slots_used() const { return slots_.size(); }
+  // retired_slots: slots that reached max_generation and are never reissued.
+  size_t retired_slots() const { return retired_count_; }
+  // free_slots: slots waiting in the free queue.
+  size_t free_slots() const { return free_queue_.size() - free_head_; }
+
+  // AddDestroyListener: registers `listener`; returns an id for RemoveDestroyListener.
+  ListenerId AddDestroyListener(DestroyListener listener);
+  // RemoveDestroyListener: unregisters; false if `id` is unknown.
+  bool RemoveDestroyListener(ListenerId id);
+
+  // MemoryUsage: bytes owned by the manager's tables.
+  size_t MemoryUsage() const;
+
+ private:
+  // NOTE: a slot is the generation of its live entity, with kFreeBit set while the
+  // slot is free or retired, so Alive() is one compare (handle generations never have
+  // the bit set).
+  static constexpr uint32_t kFreeBit = 0x80000000u;
+
+  uint32_t PopFreeIndex();
+  // Marks a validated slot free: bumps its generation, or retires it.
+  void Release(uint32_t index, uint32_t generation);
+  void NotifyDestroyed(absl::Span<const Entity> entities);
+
+  Options options_;
+  std::vector<uint32_t> slots_;
+  // FIFO of free indices: [free_head_, size()) is the queue.
+  std::vector<uint32_t> free_queue_;
+  size_t free_head_ = 0;
+  size_t live_count_ = 0;
+  size_t retired_count_ = 0;
+  struct Listener {
+    ListenerId id;
+    DestroyListener callback;
+  };
+  std::vector<Listener> listeners_;
+  ListenerId next_listener_id_ = 0;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_ENTITY_ENTITY_MANAGER_H_
