@@ -6,6 +6,7 @@
 // exactly (ASan reports the requested size, glibc the usable block size).
 #include <malloc.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -13,7 +14,17 @@
 
 namespace strata::testing {
 
-bool GlobalAllocationCountingEnabled() { return true; }
+// True only if this file's operator new is the one the process really calls: a
+// sanitizer runtime loaded ahead of a shared-library build of this target would
+// otherwise take the calls silently (.bazelrc links statically to prevent that).
+bool GlobalAllocationCountingEnabled() {
+  static const bool hooked = [] {
+    const int64_t before = GlobalAllocationCounter().allocations();
+    ::operator delete(::operator new(1));  // direct calls: never elided
+    return GlobalAllocationCounter().allocations() > before;
+  }();
+  return hooked;
+}
 
 namespace {
 
