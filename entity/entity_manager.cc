@@ -1,6 +1,7 @@
 #include "entity/entity_manager.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/base/optimization.h"
@@ -77,6 +78,7 @@ void EntityManager::Release(uint32_t index, uint32_t generation) {
 }
 
 absl::Status EntityManager::Destroy(Entity e) {
+  assert(!notifying_ && "a DestroyListener must not destroy entities");
   if (ABSL_PREDICT_FALSE(!Alive(e))) {
     return absl::NotFoundError(
         absl::StrCat("EntityManager::Destroy: ", e.DebugString(), " is not alive (invalid, stale, ",
@@ -89,6 +91,7 @@ absl::Status EntityManager::Destroy(Entity e) {
 }
 
 absl::Status EntityManager::DestroyBatch(absl::Span<const Entity> entities) {
+  assert(!notifying_ && "a DestroyListener must not destroy entities");
   // Pass 1 validates and marks each slot free (so a duplicate fails the check); on
   // error the marks are undone and nothing has changed.
   for (size_t i = 0; i < entities.size(); ++i) {
@@ -104,24 +107,44 @@ absl::Status EntityManager::DestroyBatch(absl::Span<const Entity> entities) {
     }
     slots_[e.index()] |= kFreeBit;
   }
-  free_queue_.reserve(free_queue_.size() + entities.size());
-  for (const Entity e : entities) Release(e.index(), e.generation());
+  // Pass 2 is Release() inlined. Growth stays geometric: an exact reserve per batch
+  // would reallocate on every small batch (quadratic).
+  const size_t queued = free_queue_.size();
+  if (free_queue_.capacity() - queued < entities.size()) {
+    free_queue_.reserve(std::max(queued + entities.size(), 2 * free_queue_.capacity()));
+  }
+  const uint32_t max_generation = options_.max_generation;
+  for (const Entity e : entities) {
+    const uint32_t generation = e.generation();
+    if (ABSL_PREDICT_FALSE(generation >= max_generation)) {
+      slots_[e.index()] = generation | kFreeBit;  // retired: never matches, never queued
+      ++retired_count_;
+      continue;
+    }
+    slots_[e.index()] = (generation + 1) | kFreeBit;
+    free_queue_.push_back(e.index());
+  }
   live_count_ -= entities.size();
   NotifyDestroyed(entities);
   return absl::OkStatus();
 }
 
 void EntityManager::NotifyDestroyed(absl::Span<const Entity> entities) {
+  if (listeners_.empty()) return;
+  notifying_ = true;
   for (const Listener& listener : listeners_) listener.callback(entities);
+  notifying_ = false;
 }
 
 EntityManager::ListenerId EntityManager::AddDestroyListener(DestroyListener listener) {
+  assert(!notifying_ && "a DestroyListener must not add listeners");
   const ListenerId id = next_listener_id_++;
   listeners_.push_back({id, std::move(listener)});
   return id;
 }
 
 bool EntityManager::RemoveDestroyListener(ListenerId id) {
+  assert(!notifying_ && "a DestroyListener must not remove listeners");
   auto it = std::find_if(listeners_.begin(), listeners_.end(),
                          [id](const Listener& l) { return l.id == id; });
   if (it == listeners_.end()) return false;

@@ -45,7 +45,8 @@ class EntityManager {
   // DestroyListener: told of entities being destroyed, once per Destroy (a span of
   // one) or DestroyBatch (the whole batch). Called after the entities are released:
   // their handles are already stale and serve only as keys. A listener must not
-  // destroy entities itself.
+  // destroy entities nor add or remove listeners (checked by assert in debug builds);
+  // it may create entities.
   using DestroyListener = std::function<void(absl::Span<const Entity>)>;
   using ListenerId = uint32_t;
 
@@ -63,8 +64,11 @@ class EntityManager {
   void CreateBatch(absl::Span<Entity> out);
 
   // Alive: true if `e` was issued by this manager and not destroyed since. O(1).
+  // A handle with the top generation bit set is never issued (see kFreeBit), so a
+  // forged one cannot match a free slot.
   bool Alive(Entity e) const {
-    return e.index() < slots_.size() && slots_[e.index()] == e.generation();
+    return e.index() < slots_.size() && (e.generation() & kFreeBit) == 0 &&
+           slots_[e.index()] == e.generation();
   }
 
   // Destroy: destroys `e` and notifies the listeners. NotFound if `e` is invalid,
@@ -73,12 +77,12 @@ class EntityManager {
 
   // DestroyBatch: destroys every entity in `entities`, all or nothing: if any is not
   // alive (or appears twice) returns NotFound naming it and nothing changes. Listeners
-  // are called once with the whole batch.
+  // are called once with the whole batch. O(entities.size()) plus the listeners.
   absl::Status DestroyBatch(absl::Span<const Entity> entities);
 
   // size: the number of live entities.
   size_t size() const { return live_count_; }
-  // capacity_used: slots ever handed out, live or not (the largest index + 1).
+  // slots_used: slots ever handed out, live or not (the largest index + 1).
   size_t slots_used() const { return slots_.size(); }
   // retired_slots: slots that reached max_generation and are never reissued.
   size_t retired_slots() const { return retired_count_; }
@@ -117,6 +121,8 @@ class EntityManager {
   };
   std::vector<Listener> listeners_;
   ListenerId next_listener_id_ = 0;
+  // True while listeners run: guards the reentrancy rules of DestroyListener.
+  bool notifying_ = false;
 };
 
 }  // namespace strata
