@@ -1,0 +1,365 @@
+#include "iteration/entity_pages.h"
+
+#include <algorithm>
+#include <cassert>
+#include <new>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace strata {
+namespace {
+
+// Tags (size 0) share this: their "data page" pointer is never dereferenced for
+// state, but typed callers index it with sizeof(T) == 1 for up to 32 elements.
+alignas(4096) std::byte g_tag_storage[4096];
+
+bool IsPowerOfTwo(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// Copies one component value. Small fixed sizes become plain moves instead of a
+// memcpy call, which is most of the cost of CreateFromArchetype.
+inline void CopyValue(std::byte* dst, const std::byte* src, uint32_t size) {
+  switch (size) {
+    case 4: std::memcpy(dst, src, 4); return;
+    case 8: std::memcpy(dst, src, 8); return;
+    case 12: std::memcpy(dst, src, 12); return;
+    case 16: std::memcpy(dst, src, 16); return;
+    case 24: std::memcpy(dst, src, 24); return;
+    case 32: std::memcpy(dst, src, 32); return;
+    default: std::memcpy(dst, src, size); return;
+  }
+}
+
+}  // namespace
+
+Archetype& Archetype::SetRaw(ComponentId component, absl::Span<const std::byte> bytes) {
+  for (Entry& entry : entries_) {
+    if (entry.id == component) {
+      // Replace: append the new bytes (old ones are left unused; archetypes are small).
+      entry.offset = static_cast<uint32_t>(bytes_.size());
+      entry.size = static_cast<uint32_t>(bytes.size());
+      bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+      return *this;
+    }
+  }
+  entries_.push_back({component, static_cast<uint32_t>(bytes_.size()),
+                      static_cast<uint32_t>(bytes.size())});
+  bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  return *this;
+}
+
+EntityPages::EntityPages(EntityManager& manager) : manager_(&manager) {
+  listener_id_ = manager_->AddDestroyListener(
+      [this](absl::Span<const Entity> dead) { DeleteEntities(dead); });
+}
+
+EntityPages::~EntityPages() {
+  manager_->RemoveDestroyListener(listener_id_);
+  for (ComponentType& type : types_) {
+    for (uint32_t page = 0; page < page_capacity_; ++page) {
+      if (type.data[page] != nullptr) FreeDataPage(type, page);
+    }
+  }
+  for (EntityPage* page : entity_pages_) delete page;
+}
+
+absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view name,
+                                                           size_t size,
+                                                           size_t alignment) {
+  if (name.empty()) return absl::InvalidArgumentError("component name is empty");
+  if (!IsPowerOfTwo(alignment) || alignment > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("component '", name, "': alignment ", alignment,
+                     " is not a power of two <= 4096"));
+  }
+  if (size % alignment != 0 || size > (uint32_t{1} << 24)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "component '", name, "': size ", size, " is not a multiple of alignment ",
+        alignment, " or exceeds 16 MiB"));
+  }
+  if (types_.size() >= kMaxComponentTypes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "component '", name, "': already ", kMaxComponentTypes, " component types"));
+  }
+  const ComponentId id = static_cast<ComponentId>(types_.size());
+  if (!type_by_name_.emplace(std::string(name), id).second) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("component '", name, "' is already registered"));
+  }
+  ComponentType& type = types_.emplace_back();
+  type.name = std::string(name);
+  type.size = static_cast<uint32_t>(size);
+  type.alignment = static_cast<uint32_t>(alignment);
+  type.masks.assign(page_capacity_, 0);
+  type.data.assign(page_capacity_, nullptr);
+  return id;
+}
+
+absl::StatusOr<ComponentId> EntityPages::FindComponent(absl::string_view name) const {
+  auto it = type_by_name_.find(name);
+  if (it == type_by_name_.end()) {
+    return absl::NotFoundError(absl::StrCat("no component named '", name, "'"));
+  }
+  return it->second;
+}
+
+void EntityPages::GrowTo(size_t page) {
+  if (page < page_capacity_) return;
+  size_t capacity = std::max(page_capacity_ * 2, page + 1);
+  capacity = (capacity + kPageCapacityQuantum - 1) / kPageCapacityQuantum *
+             kPageCapacityQuantum;
+  for (ComponentType& type : types_) {
+    type.masks.resize(capacity, 0);
+    type.data.resize(capacity, nullptr);
+  }
+  occupied_.resize(capacity, 0);
+  entity_pages_.resize(capacity, nullptr);
+  page_capacity_ = capacity;
+}
+
+EntityPages::EntityPage* EntityPages::EnsureEntityPage(uint32_t page) {
+  GrowTo(page);
+  EntityPage*& slot = entity_pages_[page];
+  if (slot == nullptr) {
+    slot = new EntityPage();  // value-initialised: counts zero, not dirty
+    ++allocated_entity_pages_;
+    page_bytes_ += sizeof(EntityPage);
+  }
+  return slot;
+}
+
+std::byte* EntityPages::EnsureDataPage(ComponentType& type, uint32_t page) {
+  std::byte*& data = type.data[page];
+  if (ABSL_PREDICT_TRUE(data != nullptr)) return data;
+  if (type.size == 0) {
+    data = g_tag_storage;
+  } else {
+    const size_t bytes = size_t{type.size} * kEntityPageSize;
+    data = static_cast<std::byte*>(
+        ::operator new(bytes, std::align_val_t(type.alignment)));
+    ++allocated_data_pages_;
+    page_bytes_ += bytes;
+  }
+  return data;
+}
+
+void EntityPages::FreeDataPage(ComponentType& type, uint32_t page) {
+  std::byte*& data = type.data[page];
+  if (type.size != 0) {
+    ::operator delete(data, std::align_val_t(type.alignment));
+    --allocated_data_pages_;
+    page_bytes_ -= size_t{type.size} * kEntityPageSize;
+  }
+  data = nullptr;
+}
+
+void EntityPages::MarkDirty(uint32_t page) {
+  EntityPage* entity_page = entity_pages_[page];
+  if (!entity_page->dirty) {
+    entity_page->dirty = true;
+    dirty_pages_.push_back(page);
+  }
+}
+
+absl::Status EntityPages::Add(Entity e, ComponentId c, const void* value) {
+  if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
+    return absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
+  }
+  if (ABSL_PREDICT_FALSE(c >= types_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("unregistered component id ", c));
+  }
+  const uint32_t page = e.index() >> kEntityPageShift;
+  const uint32_t bit = e.index() & (kEntityPageSize - 1);
+  const uint32_t flag = uint32_t{1} << bit;
+  EntityPage* entity_page = EnsureEntityPage(page);
+  ComponentType& type = types_[c];
+  if ((occupied_[page] & flag) == 0) {
+    // The slot is empty: the destroy listener cleared any earlier occupant.
+    occupied_[page] |= flag;
+    entity_page->generation[bit] = e.generation();
+    entity_page->count[bit] = 0;
+  } else {
+    // Alive and occupied means the occupant is `e` itself: destroyed entities were
+    // deleted by the listener before their slot could be reissued.
+    assert(entity_page->generation[bit] == e.generation());
+    if (type.masks[page] & flag) {
+      return absl::AlreadyExistsError(
+          absl::StrCat(e.DebugString(), " already has component '", type.name, "'"));
+    }
+  }
+  std::byte* data = EnsureDataPage(type, page);
+  type.masks[page] |= flag;
+  ++entity_page->count[bit];
+  if (type.size != 0) {
+    std::byte* dst = data + size_t{bit} * type.size;
+    if (value != nullptr) {
+      CopyValue(dst, static_cast<const std::byte*>(value), type.size);
+    } else {
+      std::memset(dst, 0, type.size);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void EntityPages::ClearBit(ComponentType& type, uint32_t page, uint32_t bit) {
+  const uint32_t flag = uint32_t{1} << bit;
+  type.masks[page] &= ~flag;
+  EntityPage* entity_page = entity_pages_[page];
+  if (--entity_page->count[bit] == 0) occupied_[page] &= ~flag;
+  MarkDirty(page);
+}
+
+absl::Status EntityPages::Remove(Entity e, ComponentId c) {
+  if (ABSL_PREDICT_FALSE(!Has(e, c))) {
+    return absl::NotFoundError(absl::StrCat(
+        e.DebugString(), " is stale or has no component ",
+        c < types_.size() ? absl::StrCat("'", types_[c].name, "'") : absl::StrCat(c)));
+  }
+  ClearBit(types_[c], e.index() >> kEntityPageShift,
+           e.index() & (kEntityPageSize - 1));
+  return absl::OkStatus();
+}
+
+void EntityPages::DeleteSlot(uint32_t page, uint32_t bit) {
+  const uint32_t flag = uint32_t{1} << bit;
+  EntityPage* entity_page = entity_pages_[page];
+  uint32_t remaining = entity_page->count[bit];
+  for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
+    uint32_t& mask = types_[c].masks[page];
+    if (mask & flag) {
+      mask &= ~flag;
+      --remaining;
+    }
+  }
+  assert(remaining == 0);
+  entity_page->count[bit] = 0;
+  occupied_[page] &= ~flag;
+  MarkDirty(page);
+}
+
+absl::Status EntityPages::Delete(Entity e) {
+  if (!Contains(e)) {
+    return absl::NotFoundError(
+        absl::StrCat(e.DebugString(), " is stale or has no components"));
+  }
+  DeleteSlot(e.index() >> kEntityPageShift, e.index() & (kEntityPageSize - 1));
+  return absl::OkStatus();
+}
+
+size_t EntityPages::DeleteEntities(absl::Span<const Entity> entities) {
+  size_t deleted = 0;
+  for (Entity e : entities) {
+    if (!Contains(e)) continue;
+    DeleteSlot(e.index() >> kEntityPageShift, e.index() & (kEntityPageSize - 1));
+    ++deleted;
+  }
+  return deleted;
+}
+
+absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
+                                              const Archetype& archetype) {
+  for (const Archetype::Entry& entry : archetype.entries_) {
+    if (entry.id >= types_.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("archetype names unregistered component id ", entry.id));
+    }
+    if (entry.size != types_[entry.id].size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "archetype value for '", types_[entry.id].name, "' has ", entry.size,
+          " bytes, the component has ", types_[entry.id].size));
+    }
+  }
+  if (archetype.empty() || entities.empty()) return absl::OkStatus();
+  const uint16_t num_components = static_cast<uint16_t>(archetype.entries_.size());
+
+  // Pass 1: validate and claim every slot, so a failure can be undone before any
+  // component is written. A duplicate finds its own earlier claim.
+  for (size_t i = 0; i < entities.size(); ++i) {
+    const Entity e = entities[i];
+    absl::Status error;
+    if (!manager_->Alive(e)) {
+      error = absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
+    } else {
+      const uint32_t page = e.index() >> kEntityPageShift;
+      const uint32_t bit = e.index() & (kEntityPageSize - 1);
+      EntityPage* entity_page = EnsureEntityPage(page);
+      if (occupied_[page] & (uint32_t{1} << bit)) {
+        error = absl::AlreadyExistsError(absl::StrCat(
+            e.DebugString(), " already has components or appears twice in the batch"));
+      } else {
+        occupied_[page] |= uint32_t{1} << bit;
+        entity_page->generation[bit] = e.generation();
+        entity_page->count[bit] = num_components;
+      }
+    }
+    if (!error.ok()) {
+      for (size_t j = 0; j < i; ++j) {
+        const uint32_t page = entities[j].index() >> kEntityPageShift;
+        const uint32_t bit = entities[j].index() & (kEntityPageSize - 1);
+        occupied_[page] &= ~(uint32_t{1} << bit);
+        entity_pages_[page]->count[bit] = 0;
+        MarkDirty(page);  // lets ReleaseEmptyPages free pages claimed for nothing
+      }
+      if (manager_->Alive(e)) MarkDirty(e.index() >> kEntityPageShift);
+      return error;
+    }
+  }
+
+  // Pass 2: one pass per component, so each inner loop streams into one array and
+  // the copy size is fixed for the whole loop.
+  for (const Archetype::Entry& entry : archetype.entries_) {
+    ComponentType& type = types_[entry.id];
+    const std::byte* value = archetype.bytes_.data() + entry.offset;
+    const uint32_t size = type.size;
+    uint32_t current_page = UINT32_MAX;
+    std::byte* data = nullptr;
+    uint32_t* masks = type.masks.data();
+    for (const Entity e : entities) {
+      const uint32_t page = e.index() >> kEntityPageShift;
+      const uint32_t bit = e.index() & (kEntityPageSize - 1);
+      if (page != current_page) {
+        current_page = page;
+        data = EnsureDataPage(type, page);
+      }
+      masks[page] |= uint32_t{1} << bit;
+      if (size != 0) CopyValue(data + size_t{bit} * size, value, size);
+    }
+  }
+  return absl::OkStatus();
+}
+
+size_t EntityPages::ReleaseEmptyPages() {
+  size_t released = 0;
+  for (const uint32_t page : dirty_pages_) {
+    EntityPage* entity_page = entity_pages_[page];
+    entity_page->dirty = false;
+    for (ComponentType& type : types_) {
+      if (type.masks[page] == 0 && type.data[page] != nullptr) {
+        if (type.size != 0) ++released;
+        FreeDataPage(type, page);
+      }
+    }
+    if (occupied_[page] == 0) {
+      delete entity_page;
+      entity_pages_[page] = nullptr;
+      --allocated_entity_pages_;
+      page_bytes_ -= sizeof(EntityPage);
+      ++released;
+    }
+  }
+  dirty_pages_.clear();
+  return released;
+}
+
+size_t EntityPages::MemoryUsage() const {
+  size_t bytes = page_bytes_ + occupied_.capacity() * sizeof(uint32_t) +
+                 entity_pages_.capacity() * sizeof(EntityPage*) +
+                 dirty_pages_.capacity() * sizeof(uint32_t);
+  for (const ComponentType& type : types_) {
+    bytes += type.masks.capacity() * sizeof(uint32_t) +
+             type.data.capacity() * sizeof(std::byte*) + type.name.capacity();
+  }
+  return bytes;
+}
+
+}  // namespace strata
