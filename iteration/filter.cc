@@ -1,0 +1,102 @@
+#include "iteration/filter.h"
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+
+// Compile filter-inl.h once per Highway target, then dispatch at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "iteration/filter.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "iteration/filter-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace strata {
+namespace HWY_NAMESPACE {
+
+size_t FilterPagesTarget(const MaskRows& rows, size_t begin, size_t end,
+                         uint32_t* out_pages, uint32_t* out_masks) {
+  return FilterPagesKernel(rows, begin, end, out_pages, out_masks);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace strata
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace strata {
+
+HWY_EXPORT(FilterPagesTarget);
+
+size_t FilterPages(const MaskRows& rows, size_t begin, size_t end, uint32_t* out_pages,
+                   uint32_t* out_masks) {
+  return HWY_DYNAMIC_DISPATCH(FilterPagesTarget)(rows, begin, end, out_pages, out_masks);
+}
+
+size_t FilterPagesScalar(const MaskRows& rows, size_t begin, size_t end,
+                         uint32_t* out_pages, uint32_t* out_masks) {
+  size_t count = 0;
+  for (size_t page = begin; page < end; ++page) {
+    const uint32_t mask = FilterOnePage(rows, page);
+    if (mask != 0) {
+      out_pages[count] = static_cast<uint32_t>(page);
+      out_masks[count] = mask;
+      ++count;
+    }
+  }
+  return count;
+}
+
+absl::Status Filter::Validate(const EntityPages& pages) const {
+  for (absl::Span<const ComponentId> set : {include(), exclude()}) {
+    for (ComponentId c : set) {
+      if (c >= pages.num_component_types()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("filter names unregistered component id ", c));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace iteration_internal {
+
+ResolvedRows Resolve(const EntityPages& pages, const Filter& filter) {
+  ResolvedRows resolved;
+  for (ComponentId c : filter.include()) {
+    ABSL_HARDENING_ASSERT(c < pages.num_component_types());
+    resolved.include.push_back(pages.page_masks(c));
+  }
+  // No include: every entity in the store is a candidate.
+  if (resolved.include.empty()) resolved.include.push_back(pages.occupied_masks());
+  for (ComponentId c : filter.exclude()) {
+    ABSL_HARDENING_ASSERT(c < pages.num_component_types());
+    resolved.exclude.push_back(pages.page_masks(c));
+  }
+  return resolved;
+}
+
+}  // namespace iteration_internal
+
+size_t CountMatches(const EntityPages& pages, const Filter& filter) {
+  const iteration_internal::ResolvedRows resolved =
+      iteration_internal::Resolve(pages, filter);
+  const MaskRows rows = resolved.rows();
+  constexpr size_t kChunk = iteration_internal::kFilterChunkPages;
+  uint32_t out_pages[kChunk + kFilterOutputSlack];
+  uint32_t out_masks[kChunk + kFilterOutputSlack];
+  size_t matches = 0;
+  for (size_t chunk = 0; chunk < pages.page_capacity(); chunk += kChunk) {
+    const size_t end =
+        chunk + kChunk < pages.page_capacity() ? chunk + kChunk : pages.page_capacity();
+    const size_t n = FilterPages(rows, chunk, end, out_pages, out_masks);
+    for (size_t i = 0; i < n; ++i) matches += absl::popcount(out_masks[i]);
+  }
+  return matches;
+}
+
+}  // namespace strata
+#endif  // HWY_ONCE

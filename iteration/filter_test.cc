@@ -1,0 +1,226 @@
+#include "iteration/filter.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "iteration/entity_pages.h"
+#include "testing/random.h"
+#include "testing/status_matchers.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::IsOk;
+using ::strata::testing::StatusIs;
+
+struct Position {
+  float x, y, z;
+};
+struct Velocity {
+  float x, y, z;
+};
+struct Frozen {};
+
+TEST(Filter, DocumentationExample) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages.RegisterComponent<Position>("Position"));
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Velocity> vel,
+                              pages.RegisterComponent<Velocity>("Velocity"));
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Frozen> frozen,
+                              pages.RegisterComponent<Frozen>("Frozen"));
+  Archetype moving_archetype;
+  moving_archetype.Set(pos, Position{0, 0, 0}).Set(vel, Velocity{1, 2, 3});
+  std::vector<Entity> batch(100);
+  manager.CreateBatch(absl::MakeSpan(batch));
+  ASSERT_THAT(pages.CreateFromArchetype(batch, moving_archetype), IsOk());
+  ASSERT_THAT(pages.Add(batch[7], frozen, Frozen{}), IsOk());
+
+  Filter moving;
+  moving.Include(pos).Include(vel).Exclude(frozen);
+  ASSERT_THAT(moving.Validate(pages), IsOk());
+  ForEachMatch(
+      pages, moving,
+      [](Position& p, const Velocity& v) {
+        p.x += v.x;
+        p.y += v.y;
+        p.z += v.z;
+      },
+      pos, vel);
+  std::vector<Entity> seen;
+  ForEachMatch(
+      pages, moving, [&](Entity e, Position&, Velocity&) { seen.push_back(e); }, pos, vel);
+  EXPECT_EQ(seen.size(), 99u);
+  EXPECT_EQ(CountMatches(pages, moving), 99u);
+  for (Entity e : batch) {
+    EXPECT_EQ(pages.TryGet(e, pos)->z, e == batch[7] ? 0.0f : 3.0f) << e;
+  }
+  std::vector<Entity> expected = batch;
+  expected.erase(expected.begin() + 7);
+  EXPECT_EQ(seen, expected);  // handles with generations, in index order
+}
+
+TEST(Filter, ValidateRejectsUnknownComponents) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  Filter filter;
+  EXPECT_THAT(filter.Validate(pages), IsOk());
+  filter.Include(0);
+  EXPECT_THAT(filter.Validate(pages), StatusIs(absl::StatusCode::kInvalidArgument));
+  STRATA_ASSERT_OK(pages.RegisterComponent("c", 4, 4).status());
+  EXPECT_THAT(filter.Validate(pages), IsOk());
+  filter.Exclude(3);
+  EXPECT_THAT(filter.Validate(pages), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(Filter, EmptyStoreHasNoMatches) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages.RegisterComponent<Position>("Position"));
+  Filter filter;
+  filter.Include(pos);
+  int calls = 0;
+  ForEachMatch(pages, filter, [&](Position&) { ++calls; }, pos);
+  ForEachMatchScalar(pages, filter, [&](Position&) { ++calls; }, pos);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(CountMatches(pages, Filter()), 0u);
+}
+
+TEST(Filter, FullPagesTakeTheStraightLoopWithTheSameResult) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages.RegisterComponent<Position>("Position"));
+  std::vector<Entity> batch(32 * 5 + 3);  // five full pages and a partial one
+  manager.CreateBatch(absl::MakeSpan(batch));
+  for (Entity e : batch) {
+    ASSERT_THAT(pages.Add(e, pos, Position{static_cast<float>(e.index()), 0, 0}), IsOk());
+  }
+  ASSERT_EQ(pages.page_masks(pos.id)[0], ~uint32_t{0});
+  Filter filter;
+  filter.Include(pos);
+  std::vector<Entity> seen;
+  ForEachMatch(
+      pages, filter,
+      [&](Entity e, Position& p) {
+        EXPECT_EQ(p.x, static_cast<float>(e.index()));
+        seen.push_back(e);
+      },
+      pos);
+  EXPECT_EQ(seen, batch);
+}
+
+// Every combination of include / exclude / ignore over kTypes components, on random
+// pages with clustered and sparse regions, against a per-entity check through Has().
+TEST(Filter, EveryIncludeExcludeCombinationMatchesNaiveCheck) {
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  EntityManager manager;
+  EntityPages pages(manager);
+  constexpr int kTypes = 5;
+  std::vector<Component<uint32_t>> types;
+  for (int t = 0; t < kTypes; ++t) {
+    STRATA_ASSERT_OK_AND_ASSIGN(Component<uint32_t> c,
+                                pages.RegisterComponent<uint32_t>(absl::StrCat("t", t)));
+    types.push_back(c);
+  }
+  std::vector<Entity> entities(32 * 150);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  for (size_t i = 0; i < entities.size(); ++i) {
+    // Regions of pages with different densities: empty, full, sparse, random.
+    const size_t page = i / 32;
+    const double p = page % 4 == 0 ? 0.0 : page % 4 == 1 ? 1.0 : page % 4 == 2 ? 0.05 : 0.5;
+    for (int t = 0; t < kTypes; ++t) {
+      if (rng.Bernoulli(p)) {
+        ASSERT_THAT(pages.Add(entities[i], types[t], entities[i].index() * 10 + t), IsOk());
+      }
+    }
+  }
+  // Pages of destroyed entities must not show up either.
+  for (size_t i = 0; i < entities.size(); i += 7) {
+    ASSERT_THAT(manager.Destroy(entities[i]), IsOk());
+  }
+
+  int combinations = 0;
+  for (int code = 0; code < 243; ++code) {  // 3^5
+    Filter filter;
+    int c = code;
+    std::vector<int> include, exclude;
+    for (int t = 0; t < kTypes; ++t, c /= 3) {
+      if (c % 3 == 1) {
+        filter.Include(types[t]);
+        include.push_back(t);
+      } else if (c % 3 == 2) {
+        filter.Exclude(types[t]);
+        exclude.push_back(t);
+      }
+    }
+    std::vector<Entity> expected;
+    for (Entity e : entities) {
+      if (!pages.Contains(e)) continue;
+      bool match = true;
+      for (int t : include) match &= pages.Has(e, types[t].id);
+      for (int t : exclude) match &= !pages.Has(e, types[t].id);
+      if (match) expected.push_back(e);
+    }
+    std::vector<Entity> simd, scalar;
+    if (include.empty()) {
+      ForEachMatch(pages, filter, [&](Entity e) { simd.push_back(e); });
+      ForEachMatchScalar(pages, filter, [&](Entity e) { scalar.push_back(e); });
+    } else {
+      // Hand the callback the first included component and check its value.
+      const Component<uint32_t> first = types[include[0]];
+      auto collect = [&](std::vector<Entity>* out) {
+        return [out, first](Entity e, uint32_t& value) {
+          EXPECT_EQ(value, e.index() * 10 + first.id);
+          out->push_back(e);
+        };
+      };
+      ForEachMatch(pages, filter, collect(&simd), first);
+      ForEachMatchScalar(pages, filter, collect(&scalar), first);
+    }
+    ASSERT_EQ(simd, expected) << "filter code " << code;
+    ASSERT_EQ(scalar, expected) << "filter code " << code;
+    ASSERT_EQ(CountMatches(pages, filter), expected.size());
+    ++combinations;
+  }
+  EXPECT_EQ(combinations, 243);
+}
+
+TEST(Filter, KernelMatchesScalarOnRawArrays) {
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  constexpr size_t kPages = 1000;
+  std::vector<std::vector<uint32_t>> masks(6, std::vector<uint32_t>(kPages));
+  for (auto& row : masks) {
+    for (uint32_t& m : row) m = rng.Next32() & rng.Next32();
+  }
+  const uint32_t* rows[6];
+  for (int i = 0; i < 6; ++i) rows[i] = masks[i].data();
+  std::vector<uint32_t> pages_a(kPages + kFilterOutputSlack), masks_a(pages_a.size());
+  std::vector<uint32_t> pages_b(kPages + kFilterOutputSlack), masks_b(pages_b.size());
+  for (int trial = 0; trial < 50; ++trial) {
+    const size_t num_include = rng.UniformInt(1, 3);
+    const MaskRows mask_rows{rows, num_include, rows + 3,
+                             static_cast<size_t>(rng.UniformInt(0, 3))};
+    const size_t begin = rng.UniformIndex(kPages);
+    const size_t end = begin + rng.UniformIndex(kPages - begin + 1);
+    const size_t n = FilterPages(mask_rows, begin, end, pages_a.data(), masks_a.data());
+    const size_t m = FilterPagesScalar(mask_rows, begin, end, pages_b.data(), masks_b.data());
+    ASSERT_EQ(n, m);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(pages_a[i], pages_b[i]);
+      ASSERT_EQ(masks_a[i], masks_b[i]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata
