@@ -1,0 +1,69 @@
+// ComponentManager: the interface every component manager implements so the entity
+// index and the property system can reach its instances, with caller-chosen InstanceIds
+// ("Rebuilding the Entity Index": "Shifting control of the InstanceId").
+//
+// The caller picks the InstanceId, by convention the IdString32 of the component's name
+// in the entity resource, so create and lookup are symmetrical and the entity index
+// need not store ids at all:
+//
+//   RenderDataManager render_data("render_data");
+//   absl::StatusOr<Instance> fog = render_data.Create(e, IdString32("Fog"));
+//   absl::StatusOr<Instance> vignette = render_data.Create(e, IdString32("Vignette"));
+//   Instance again = render_data.Lookup(e, IdString32("Fog"));   // == *fog
+//   render_data.Destroy(e, IdString32("Fog"));                    // true
+//
+// An InstanceId must be unique per (entity, manager); for the property system it must
+// be unique across all managers of an entity (enforced by EntityIndex::RegisterComponent).
+#ifndef STRATA_INDEX_COMPONENT_MANAGER_H_
+#define STRATA_INDEX_COMPONENT_MANAGER_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "entity/entity.h"
+#include "index/id_string.h"
+
+namespace strata {
+
+// InstanceId: the caller's name for one component instance of an entity within one
+// manager; by convention IdString32(component name).
+using InstanceId = IdString32;
+
+// Instance: a manager's handle to one instance's data (an index into its arrays). Valid
+// until the next Create or Destroy on the same manager, which may move instances.
+struct Instance {
+  static constexpr uint32_t kInvalidIndex = 0xFFFFFFFFu;
+  uint32_t index = kInvalidIndex;
+
+  constexpr bool is_valid() const { return index != kInvalidIndex; }
+  friend constexpr bool operator==(Instance a, Instance b) { return a.index == b.index; }
+  friend constexpr bool operator!=(Instance a, Instance b) { return a.index != b.index; }
+};
+
+// ComponentManager: owns the instances of one component type (in one world).
+// Implementations are not required to be thread-safe.
+class ComponentManager {
+ public:
+  virtual ~ComponentManager() = default;
+
+  // type_name: the manager's name for error messages ("transform", "render_data").
+  virtual absl::string_view type_name() const = 0;
+
+  // Create: a new instance for (entity, id). AlreadyExists if the entity already has
+  // an instance `id` in this manager; InvalidArgument for an invalid entity. May
+  // invalidate every Instance of this manager.
+  virtual absl::StatusOr<Instance> Create(Entity entity, InstanceId id) = 0;
+
+  // Lookup: the instance for (entity, id), or an invalid Instance. A stale entity
+  // handle (older generation) finds nothing. Expected O(1).
+  virtual Instance Lookup(Entity entity, InstanceId id) const = 0;
+
+  // Destroy: destroys the instance for (entity, id); false if there is none. May
+  // invalidate every Instance of this manager.
+  virtual bool Destroy(Entity entity, InstanceId id) = 0;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_INDEX_COMPONENT_MANAGER_H_

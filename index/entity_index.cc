@@ -1,0 +1,312 @@
+#include "index/entity_index.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "index/internal/container_memory.h"
+
+namespace strata {
+namespace {
+
+// MurmurHash3's 64-bit finaliser: a bijection with full avalanche.
+inline uint64_t FMix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+uint32_t EntityIndex::Mix(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>(FMix64((uint64_t{a} << 32) | b));
+}
+
+uint32_t EntityIndex::HashManager(const ComponentManager* manager) {
+  const uint64_t h = FMix64(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(manager)));
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+EntityIndex::EntityIndex(MixFunction mix)
+    : mix_(mix), registry_(0, KeyHash{this}, KeyEq{this}) {
+  records_.push_back(Record{0, 0, nullptr});
+  info_.push_back(RecordInfo{0, 0, 0});
+}
+
+EntityIndex::~EntityIndex() = default;
+
+EntityIndex::Slot& EntityIndex::SlotAt(uint32_t index) {
+  const uint32_t page = index >> kPageBits;
+  if (page >= pages_.size()) pages_.resize(size_t{page} + 1);
+  if (pages_[page] == nullptr) {
+    pages_[page] = std::make_unique<Slot[]>(kPageSize);  // zeroed: all slots unused
+    ++num_pages_;
+  }
+  return pages_[page][index & (kPageSize - 1)];
+}
+
+absl::Status EntityIndex::CheckSlot(Entity entity, const Slot* slot,
+                                    uint32_t* base) const {
+  *base = kEmptyPrototype;
+  if (slot == nullptr || slot->prototype == kEmptyPrototype) return absl::OkStatus();
+  if (slot->generation == entity.generation()) {
+    *base = slot->prototype;
+    return absl::OkStatus();
+  }
+  if (entity.generation() < slot->generation) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(entity.DebugString(), " is stale: its slot holds generation ",
+                     slot->generation));
+  }
+  // An older generation left behind (destroyed without RemoveEntity): replaced.
+  return absl::OkStatus();
+}
+
+bool EntityIndex::ChainHas(uint32_t prototype, uint32_t name) const {
+  const Record* records = records_.data();
+  while (prototype != kEmptyPrototype) {
+    const Record& r = records[prototype];
+    if (r.name == name) return true;
+    prototype = r.base;
+  }
+  return false;
+}
+
+uint32_t EntityIndex::ChildId(uint32_t base, const ComponentManager* manager,
+                              uint32_t name) const {
+  const uint32_t base_id = info_[base].id;
+  uint32_t id = mix_ != nullptr ? mix_(base_id, mix_(HashManager(manager), name))
+                                : Mix(base_id, Mix(HashManager(manager), name));
+  // 0 is the empty prototype's id; a sequence that mixes to 0 takes 1 instead (the
+  // registry compares the full key, so sharing an id is harmless).
+  return id == 0 ? 1 : id;
+}
+
+uint32_t EntityIndex::FindOrAddChild(uint32_t base, ComponentManager* manager,
+                                     uint32_t name) {
+  const Key key{base, name, manager, ChildId(base, manager, name)};
+  ++registry_probes_;
+  auto it = registry_.find(key);
+  if (it != registry_.end()) return *it;
+  uint32_t record;
+  if (!free_records_.empty()) {
+    record = free_records_.back();
+    free_records_.pop_back();
+    records_[record] = Record{base, name, manager};
+    info_[record] = RecordInfo{key.id, 0, 0};
+  } else {
+    record = static_cast<uint32_t>(records_.size());
+    records_.push_back(Record{base, name, manager});
+    info_.push_back(RecordInfo{key.id, 0, 0});
+  }
+  if (base != kEmptyPrototype) ++info_[base].child_refs;
+  registry_.insert(record);
+  return record;
+}
+
+void EntityIndex::SetPrototype(Slot& slot, uint32_t generation, uint32_t prototype) {
+  if (slot.prototype != kEmptyPrototype) {
+    --info_[slot.prototype].entity_refs;
+    --num_entities_;
+  }
+  if (prototype != kEmptyPrototype) {
+    ++info_[prototype].entity_refs;
+    ++num_entities_;
+  }
+  slot.generation = generation;
+  slot.prototype = prototype;
+}
+
+absl::Status EntityIndex::RegisterComponent(Entity entity, ComponentManager* manager,
+                                            IdString32 name) {
+  if (!entity.is_valid()) {
+    return absl::InvalidArgumentError("RegisterComponent: invalid entity");
+  }
+  if (manager == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
+  }
+  Slot& slot = SlotAt(entity.index());
+  uint32_t base;
+  STRATA_RETURN_IF_ERROR(CheckSlot(entity, &slot, &base));
+  if (ChainHas(base, name.value())) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        entity.DebugString(), " already has a component named ", name.DebugString()));
+  }
+  SetPrototype(slot, entity.generation(), FindOrAddChild(base, manager, name.value()));
+  return absl::OkStatus();
+}
+
+absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
+                                            ComponentManager* manager, IdString32 name) {
+  if (manager == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
+  }
+  // Pass 1 validates every entity and collects the distinct base prototypes; nothing
+  // changes until all are known to be valid.
+  absl::flat_hash_map<uint32_t, uint32_t> children;  // base -> child
+  uint32_t last_base = kEmptyPrototype;
+  bool have_last = false;
+  for (const Entity entity : entities) {
+    if (!entity.is_valid()) {
+      return absl::InvalidArgumentError("RegisterComponent: invalid entity in batch");
+    }
+    const uint32_t page = entity.index() >> kPageBits;
+    const Slot* slot = page < pages_.size() && pages_[page] != nullptr
+                           ? &pages_[page][entity.index() & (kPageSize - 1)]
+                           : nullptr;
+    uint32_t base;
+    STRATA_RETURN_IF_ERROR(CheckSlot(entity, slot, &base));
+    if (have_last && base == last_base) continue;
+    if (children.try_emplace(base, 0).second && ChainHas(base, name.value())) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          entity.DebugString(), " already has a component named ", name.DebugString()));
+    }
+    last_base = base;
+    have_last = true;
+  }
+  // One hash and one registry probe per distinct base.
+  for (auto& [base, child] : children) child = FindOrAddChild(base, manager, name.value());
+  uint32_t last_child = 0;  // 0: not resolved yet
+  // Pass 2 applies. No base from pass 1 contains `name`, so a slot whose prototype is
+  // not a key of `children` was moved by an earlier occurrence of the same entity.
+  last_base = kEmptyPrototype;
+  for (size_t i = 0; i < entities.size(); ++i) {
+    const Entity entity = entities[i];
+    Slot& slot = SlotAt(entity.index());
+    const uint32_t base =
+        slot.prototype != kEmptyPrototype && slot.generation == entity.generation()
+            ? slot.prototype
+            : kEmptyPrototype;
+    if (base != last_base || last_child == 0) {
+      auto it = children.find(base);
+      if (it == children.end()) {
+        for (size_t j = 0; j < i; ++j) {  // Roll back the applied prefix.
+          Slot& done = SlotAt(entities[j].index());
+          SetPrototype(done, entities[j].generation(), records_[done.prototype].base);
+        }
+        return absl::AlreadyExistsError(absl::StrCat(
+            entity.DebugString(), " appears twice in a batch registering ",
+            name.DebugString()));
+      }
+      last_base = base;
+      last_child = it->second;
+    }
+    SetPrototype(slot, entity.generation(), last_child);
+  }
+  return absl::OkStatus();
+}
+
+ComponentManager* EntityIndex::FindComponentManager(Entity entity, IdString32 name) const {
+  const Slot* slot = FindSlot(entity);
+  if (slot == nullptr) return nullptr;
+  const Record* records = records_.data();
+  uint32_t prototype = slot->prototype;
+  while (prototype != kEmptyPrototype) {
+    const Record& r = records[prototype];
+    if (r.name == name.value()) return r.manager;
+    prototype = r.base;
+  }
+  return nullptr;
+}
+
+absl::Status EntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
+  Slot* slot = FindSlot(entity);
+  if (slot == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("UnregisterComponent: ", entity.DebugString(), " is not indexed"));
+  }
+  // The entries above the removed one, newest first, to re-apply on its base.
+  absl::InlinedVector<uint32_t, 16> above;
+  uint32_t prototype = slot->prototype;
+  while (prototype != kEmptyPrototype && records_[prototype].name != name.value()) {
+    above.push_back(prototype);
+    prototype = records_[prototype].base;
+  }
+  if (prototype == kEmptyPrototype) {
+    return absl::NotFoundError(absl::StrCat(
+        "UnregisterComponent: ", entity.DebugString(), " has no component named ",
+        name.DebugString()));
+  }
+  uint32_t rebuilt = records_[prototype].base;
+  for (size_t i = above.size(); i-- > 0;) {
+    const Record r = records_[above[i]];  // copy: FindOrAddChild may grow records_
+    rebuilt = FindOrAddChild(rebuilt, r.manager, r.name);
+  }
+  SetPrototype(*slot, entity.generation(), rebuilt);
+  return absl::OkStatus();
+}
+
+bool EntityIndex::RemoveEntity(Entity entity) {
+  Slot* slot = FindSlot(entity);
+  if (slot == nullptr) return false;
+  SetPrototype(*slot, entity.generation(), kEmptyPrototype);
+  return true;
+}
+
+size_t EntityIndex::RemoveEntity(absl::Span<const Entity> entities) {
+  size_t removed = 0;
+  for (const Entity entity : entities) removed += RemoveEntity(entity) ? 1 : 0;
+  return removed;
+}
+
+size_t EntityIndex::CollectGarbage() {
+  size_t dropped = 0;
+  for (uint32_t i = 1; i < records_.size(); ++i) {
+    uint32_t prototype = i;
+    // Dropping a leaf may leave its base unused: follow the chain down.
+    while (prototype != kEmptyPrototype && records_[prototype].manager != nullptr &&
+           info_[prototype].entity_refs == 0 && info_[prototype].child_refs == 0) {
+      const uint32_t base = records_[prototype].base;
+      registry_.erase(prototype);
+      records_[prototype] = Record{0, 0, nullptr};
+      info_[prototype] = RecordInfo{0, 0, 0};
+      free_records_.push_back(prototype);
+      ++dropped;
+      if (base != kEmptyPrototype) --info_[base].child_refs;
+      prototype = base;
+    }
+  }
+  return dropped;
+}
+
+EntityIndex::PrototypeHandle EntityIndex::PrototypeOf(Entity entity) const {
+  const Slot* slot = FindSlot(entity);
+  return slot == nullptr ? kEmptyPrototype : slot->prototype;
+}
+
+uint32_t EntityIndex::PrototypeId(PrototypeHandle prototype) const {
+  if (prototype >= records_.size() || records_[prototype].manager == nullptr) return 0;
+  return info_[prototype].id;
+}
+
+std::vector<EntityIndex::ComponentEntry> EntityIndex::Components(Entity entity) const {
+  std::vector<ComponentEntry> result;
+  const Slot* slot = FindSlot(entity);
+  if (slot == nullptr) return result;
+  for (uint32_t p = slot->prototype; p != kEmptyPrototype; p = records_[p].base) {
+    result.push_back(
+        ComponentEntry{IdString32::FromValue(records_[p].name), records_[p].manager});
+  }
+  return std::vector<ComponentEntry>(result.rbegin(), result.rend());
+}
+
+size_t EntityIndex::RegistryMemoryUsage() const {
+  return records_.capacity() * sizeof(Record) + info_.capacity() * sizeof(RecordInfo) +
+         free_records_.capacity() * sizeof(uint32_t) +
+         index_internal::SwissTableBytes(registry_.capacity(), sizeof(uint32_t),
+                                         alignof(uint32_t));
+}
+
+size_t EntityIndex::MemoryUsage() const {
+  return pages_.capacity() * sizeof(pages_[0]) + num_pages_ * kPageSize * sizeof(Slot) +
+         RegistryMemoryUsage();
+}
+
+}  // namespace strata

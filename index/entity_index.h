@@ -1,0 +1,224 @@
+// EntityIndex: finds the component manager that holds an entity's component by the
+// component's name, storing one shared prototype chain per component sequence instead of
+// one lookup array per entity ("Rebuilding the Entity Index": "Building a Prototype chain").
+//
+// An entity starts at the empty prototype P0. Registering (manager, name) moves it to the
+// prototype P' = {base: P, manager, name}, identified by
+//   id(P') = mix(id(P), mix(hash(&manager), name))
+// and shared by every entity that registered the same sequence, so the 75 compositions of
+// a level need a few hundred 16-byte records, whatever the number of entities.
+//
+//   EntityIndex index;
+//   absl::Status s = index.RegisterComponent(e, &transforms, IdString32("Transform"));
+//   s = index.RegisterComponent(e, &render_data_1, IdString32("Fog"));
+//   ComponentManager* m = index.FindComponentManager(e, IdString32("Fog"));  // &render_data_1
+//   Instance fog = m->Lookup(e, IdString32("Fog"));   // the InstanceId is the name
+//   entity_manager.AddDestroyListener(
+//       [&index](absl::Span<const Entity> dead) { index.RemoveEntity(dead); });
+//
+// Layout (see README.md):
+//  * entity -> prototype: a paged array indexed by Entity::index(), 8 bytes per slot
+//    {generation, prototype}; pages of 1024 slots are allocated on first use.
+//  * prototype records: a dense array of 16-byte {base, name, manager} walked by lookups
+//    (base is a record index, so walking the chain is array indexing, no hashing), plus
+//    cold {id, entity_refs, child_refs}.
+//  * the registry: a hash set of record indices keyed by the full {base, manager, name}
+//    triple and hashed by the prototype id, so two prototypes whose 32-bit ids collide
+//    are told apart by comparing the stored triple, never confused.
+//
+// Invalidation: PrototypeHandles stay valid until CollectGarbage() drops them (only
+// prototypes no entity and no other prototype uses). Thread-safety: none.
+// Not copyable or movable (the registry's hasher points back at the records).
+#ifndef STRATA_INDEX_ENTITY_INDEX_H_
+#define STRATA_INDEX_ENTITY_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "index/component_manager.h"
+#include "index/id_string.h"
+
+namespace strata {
+
+class EntityIndex {
+ public:
+  // PrototypeHandle: a prototype's record in this index; 0 is the empty prototype P0.
+  using PrototypeHandle = uint32_t;
+  static constexpr PrototypeHandle kEmptyPrototype = 0;
+
+  // MixFunction: combines two 32-bit hashes; must be deterministic.
+  using MixFunction = uint32_t (*)(uint32_t a, uint32_t b);
+
+  // ComponentEntry: one registered component of an entity.
+  struct ComponentEntry {
+    IdString32 name;
+    ComponentManager* manager;
+    friend bool operator==(const ComponentEntry& a, const ComponentEntry& b) {
+      return a.name == b.name && a.manager == b.manager;
+    }
+  };
+
+  EntityIndex() : EntityIndex(nullptr) {}
+  // EntityIndex(mix): test hook. Uses `mix` instead of Mix() for prototype ids, e.g. a
+  // constant function to force every prototype id to collide. nullptr means Mix().
+  explicit EntityIndex(MixFunction mix);
+  EntityIndex(const EntityIndex&) = delete;
+  EntityIndex& operator=(const EntityIndex&) = delete;
+  ~EntityIndex();
+
+  // RegisterComponent: records that `entity`'s component `name` lives in `manager`,
+  // moving the entity to the child prototype {its prototype, manager, name}.
+  // O(depth of the entity's chain) for the duplicate check, plus one registry probe.
+  // InvalidArgument for an invalid entity or a null manager; AlreadyExists if the entity
+  // already has a component `name` (in any manager); FailedPrecondition if `entity` is
+  // stale (its slot holds a newer generation). A newer generation replaces an older one
+  // left in its slot (destroyed without RemoveEntity). On error nothing changes.
+  absl::Status RegisterComponent(Entity entity, ComponentManager* manager, IdString32 name);
+
+  // RegisterComponent(entities, ...): the batch form, same result as registering each
+  // entity in order, all or nothing. Costs one hash and one registry probe per distinct
+  // prototype among the entities (resource spawns have one), plus O(entities).
+  absl::Status RegisterComponent(absl::Span<const Entity> entities,
+                                 ComponentManager* manager, IdString32 name);
+
+  // FindComponentManager: the manager holding `entity`'s component `name`, or nullptr
+  // (unknown or stale entity, no such name). O(chain depth), no hashing.
+  ComponentManager* FindComponentManager(Entity entity, IdString32 name) const;
+
+  // UnregisterComponent: removes `name` from `entity`: the entity moves to the chain
+  // without that entry, rebuilt from its base, reusing existing prototypes.
+  // NotFound if the entity or the name is unknown.
+  absl::Status UnregisterComponent(Entity entity, IdString32 name);
+
+  // RemoveEntity: forgets `entity`; false if it was not registered (or is stale). O(1).
+  // Its prototypes stay until CollectGarbage().
+  bool RemoveEntity(Entity entity);
+  // RemoveEntity(entities): the batch form (fits EntityManager::DestroyListener);
+  // returns how many were removed. Unknown and stale entities are skipped.
+  size_t RemoveEntity(absl::Span<const Entity> entities);
+
+  // CollectGarbage: drops every prototype that no entity uses and no other prototype
+  // is based on; returns how many. O(prototypes). Invalidates their handles only.
+  size_t CollectGarbage();
+
+  // Contains: true if `entity` has at least one registered component.
+  bool Contains(Entity entity) const { return FindSlot(entity) != nullptr; }
+  // PrototypeOf: `entity`'s prototype, kEmptyPrototype if it has none.
+  PrototypeHandle PrototypeOf(Entity entity) const;
+  // PrototypeId: the 32-bit mix id of a live prototype (0 for P0). Ids of distinct
+  // prototypes may collide; handles never do.
+  uint32_t PrototypeId(PrototypeHandle prototype) const;
+  // Components: `entity`'s components in registration order (empty if unknown). O(depth).
+  std::vector<ComponentEntry> Components(Entity entity) const;
+
+  // num_entities: entities with at least one component.
+  size_t num_entities() const { return num_entities_; }
+  // num_prototypes: live prototypes, not counting P0.
+  size_t num_prototypes() const { return registry_.size(); }
+  // registry_probes: registry hash lookups made so far (for tests and benchmarks).
+  uint64_t registry_probes() const { return registry_probes_; }
+
+  // MemoryUsage: bytes allocated by the index (entity pages, prototype records and the
+  // registry), from container capacities. O(1).
+  size_t MemoryUsage() const;
+  // RegistryMemoryUsage: the prototype part of MemoryUsage() (records + registry).
+  size_t RegistryMemoryUsage() const;
+
+  // Mix: the default hash combiner, a 64-bit finaliser (MurmurHash3 fmix64) over the
+  // concatenated pair; not commutative.
+  static uint32_t Mix(uint32_t a, uint32_t b);
+  // HashManager: the hash of a manager's address (stable within one process only, so
+  // prototype ids are never stored).
+  static uint32_t HashManager(const ComponentManager* manager);
+
+ private:
+  // NOTE: a record is 16 bytes so four share a cache line; the chain walk touches only
+  // these. `manager` is nullptr for P0 and for free records.
+  struct Record {
+    uint32_t base;
+    uint32_t name;
+    ComponentManager* manager;
+  };
+  static_assert(sizeof(Record) == 16, "prototype record is 16 bytes");
+  struct RecordInfo {
+    uint32_t id;
+    uint32_t entity_refs;
+    uint32_t child_refs;
+  };
+  // NOTE: prototype 0 marks an unused slot; `generation` is meaningful only otherwise.
+  struct Slot {
+    uint32_t generation;
+    uint32_t prototype;
+  };
+  static constexpr uint32_t kPageBits = 10;
+  static constexpr uint32_t kPageSize = 1u << kPageBits;
+
+  // The lookup key of a child prototype, with its precomputed id.
+  struct Key {
+    uint32_t base;
+    uint32_t name;
+    ComponentManager* manager;
+    uint32_t id;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    const EntityIndex* index;
+    size_t operator()(uint32_t record) const { return index->info_[record].id; }
+    size_t operator()(const Key& key) const { return key.id; }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    const EntityIndex* index;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(uint32_t record, const Key& key) const {
+      const Record& r = index->records_[record];
+      return r.base == key.base && r.name == key.name && r.manager == key.manager;
+    }
+    bool operator()(const Key& key, uint32_t record) const { return (*this)(record, key); }
+  };
+
+  const Slot* FindSlot(Entity entity) const {
+    const uint32_t page = entity.index() >> kPageBits;
+    if (page >= pages_.size() || pages_[page] == nullptr) return nullptr;
+    const Slot& slot = pages_[page][entity.index() & (kPageSize - 1)];
+    if (slot.prototype == kEmptyPrototype || slot.generation != entity.generation()) {
+      return nullptr;
+    }
+    return &slot;
+  }
+  Slot* FindSlot(Entity entity) {
+    return const_cast<Slot*>(static_cast<const EntityIndex*>(this)->FindSlot(entity));
+  }
+  // The slot of `index`, allocating its page.
+  Slot& SlotAt(uint32_t index);
+  // Checks `entity` may register into `slot`; returns its current prototype in *base
+  // (kEmptyPrototype if the slot is free or holds an older generation).
+  absl::Status CheckSlot(Entity entity, const Slot* slot, uint32_t* base) const;
+  // True if the chain from `prototype` contains `name`.
+  bool ChainHas(uint32_t prototype, uint32_t name) const;
+  uint32_t ChildId(uint32_t base, const ComponentManager* manager, uint32_t name) const;
+  // The prototype {base, manager, name}, created if missing.
+  uint32_t FindOrAddChild(uint32_t base, ComponentManager* manager, uint32_t name);
+  // Points `slot` (for `entity`) at `prototype`, keeping refcounts and num_entities_.
+  void SetPrototype(Slot& slot, uint32_t generation, uint32_t prototype);
+
+  MixFunction mix_;
+  std::vector<std::unique_ptr<Slot[]>> pages_;
+  size_t num_pages_ = 0;
+  size_t num_entities_ = 0;
+  std::vector<Record> records_;
+  std::vector<RecordInfo> info_;
+  std::vector<uint32_t> free_records_;
+  absl::flat_hash_set<uint32_t, KeyHash, KeyEq> registry_;
+  uint64_t registry_probes_ = 0;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_INDEX_ENTITY_INDEX_H_
