@@ -1,0 +1,47 @@
+// Hot loops of TransformComponent over its raw SoA columns, Highway-dispatched once per
+// call (not once per matrix). Plain C++ interface: pointers and counts only.
+//
+// Internal to //transform: the columns and their invariants belong to
+// TransformComponent (transform/transform_component.h).
+#ifndef STRATA_TRANSFORM_INTERNAL_TRANSFORM_KERNELS_H_
+#define STRATA_TRANSFORM_INTERNAL_TRANSFORM_KERNELS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "transform/matrix.h"
+
+namespace strata::transform_internal {
+
+// kNone: "no node" in the link columns.
+inline constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+// HierarchyView: the columns the kernels use; positions index every column.
+struct HierarchyView {
+  Matrix4x4* local;
+  Matrix4x4* world;
+  const uint32_t* parent;
+  const uint32_t* first_child;
+  const uint32_t* next_sibling;
+};
+
+// SetAndUpdateSubtrees: for each k in roots[0..num_roots): p = positions[k];
+// local[p] = locals[k]; world[p] = local[p] * world[parent[p]] (local[p] for a root);
+// then every descendant of p in preorder, world = local * world[parent]. No recursion,
+// no stack: the walk follows first_child / next_sibling / parent links.
+// Requires: no root is a descendant of another root (each node is computed once) and
+// the parents of the roots are up to date. O(sum of subtree sizes).
+void SetAndUpdateSubtrees(const HierarchyView& view, const uint32_t* positions,
+                          const Matrix4x4* locals, const uint32_t* roots, size_t num_roots);
+
+// UpdateSubtrees: as SetAndUpdateSubtrees without setting locals; roots are positions.
+void UpdateSubtrees(const HierarchyView& view, const uint32_t* roots, size_t num_roots);
+
+// UpdateRange: for i in [begin, end), in increasing order, world[i] = local[i] *
+// world[parent[i]] (local[i] for a root). Requires every parent in the range to sit
+// before its children. O(end - begin).
+void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end);
+
+}  // namespace strata::transform_internal
+
+#endif  // STRATA_TRANSFORM_INTERNAL_TRANSFORM_KERNELS_H_

@@ -1,0 +1,659 @@
+#include "transform/transform_component.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "absl/base/macros.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "transform/internal/transform_kernels.h"
+#include "transform/matrix.h"
+
+namespace strata {
+namespace {
+
+using transform_internal::HierarchyView;
+
+// NOTE: every column starts on a 64-byte boundary, so a matrix is one cache line.
+constexpr size_t kColumnAlignment = 64;
+
+size_t AlignUp(size_t n) { return (n + kColumnAlignment - 1) & ~(kColumnAlignment - 1); }
+
+// SetLocalBatch marks: (epoch << kMarkShift) | flags, valid only while the epoch matches.
+constexpr uint32_t kMarkShift = 4;
+constexpr uint32_t kInBatch = 1;     // the node is set by this batch
+constexpr uint32_t kKnown = 2;       // kCovered below is computed
+constexpr uint32_t kCovered = 4;     // the node or an ancestor is set by this batch
+constexpr uint32_t kClaimedBit = 8;  // the node's (last) matrix is taken
+constexpr uint32_t kMaxEpoch = (1u << (32 - kMarkShift)) - 1;
+
+const Matrix4x4 kIdentity = Matrix4x4::Identity();
+
+}  // namespace
+
+void TransformComponent::FreeBuffer::operator()(void* p) const {
+  ::operator delete(p, std::align_val_t(kColumnAlignment));
+}
+
+TransformComponent::TransformComponent(const Options& options) : options_(options) {
+  if (options_.idle_updates_before_clean == 0) options_.idle_updates_before_clean = 1;
+  if (options_.idle_updates_before_clean > 255) options_.idle_updates_before_clean = 255;
+  if (options_.initial_capacity > 0) Reserve(options_.initial_capacity);
+}
+
+TransformComponent::~TransformComponent() { Disconnect(); }
+
+void TransformComponent::Reserve(size_t min_capacity) {
+  if (min_capacity <= capacity_) return;
+  // Positions and ids are 32-bit with kNone reserved, and the spare slot needs one more.
+  ABSL_HARDENING_ASSERT(min_capacity < kNone - 1);
+  size_t new_capacity = std::max<size_t>({min_capacity, capacity_ * 2, 16});
+  new_capacity = std::min<size_t>(new_capacity, kNone - 2);
+  const size_t slots = new_capacity + 1;  // + the spare slot of the three-step swap
+  size_t offset = 0;
+  auto column = [&offset](size_t bytes) {
+    const size_t at = offset;
+    offset += AlignUp(bytes);
+    return at;
+  };
+  const size_t local_at = column(slots * sizeof(Matrix4x4));
+  const size_t world_at = column(slots * sizeof(Matrix4x4));
+  const size_t entity_at = column(slots * sizeof(Entity));
+  const size_t parent_at = column(slots * sizeof(uint32_t));
+  const size_t first_child_at = column(slots * sizeof(uint32_t));
+  const size_t next_sibling_at = column(slots * sizeof(uint32_t));
+  const size_t prev_sibling_at = column(slots * sizeof(uint32_t));
+  const size_t id_at = column(slots * sizeof(uint32_t));
+  const size_t mark_at = column(slots * sizeof(uint32_t));
+  const size_t idle_at = column(slots * sizeof(uint8_t));
+  const size_t id_position_at = column(new_capacity * sizeof(uint32_t));
+  const size_t id_generation_at = column(new_capacity * sizeof(uint32_t));
+  std::unique_ptr<void, FreeBuffer> buffer(
+      ::operator new(offset, std::align_val_t(kColumnAlignment)));
+  std::byte* base = static_cast<std::byte*>(buffer.get());
+
+  auto move_column = [&](auto*& old_column, size_t at, size_t count) {
+    using T = std::remove_reference_t<decltype(*old_column)>;
+    T* fresh = reinterpret_cast<T*>(base + at);
+    if (count > 0) std::memcpy(fresh, old_column, count * sizeof(T));
+    old_column = fresh;
+  };
+  move_column(local_, local_at, size_);
+  move_column(world_, world_at, size_);
+  move_column(entity_, entity_at, size_);
+  move_column(parent_, parent_at, size_);
+  move_column(first_child_, first_child_at, size_);
+  move_column(next_sibling_, next_sibling_at, size_);
+  move_column(prev_sibling_, prev_sibling_at, size_);
+  move_column(id_, id_at, size_);
+  move_column(mark_, mark_at, 0);
+  std::memset(mark_, 0, slots * sizeof(uint32_t));  // marks of no epoch
+  move_column(idle_, idle_at, size_);
+  move_column(id_position_, id_position_at, id_limit_);
+  move_column(id_generation_, id_generation_at, id_limit_);
+  buffer_ = std::move(buffer);
+  capacity_ = new_capacity;
+}
+
+uint32_t TransformComponent::AllocateId() {
+  if (free_id_head_ != kNone) {
+    const uint32_t id = free_id_head_;
+    free_id_head_ = id_position_[id];
+    id_generation_[id] &= ~kFreeBit;
+    return id;
+  }
+  // Live ids never outnumber positions, so id_limit_ <= capacity_.
+  const uint32_t id = id_limit_++;
+  id_generation_[id] = 0;
+  return id;
+}
+
+void TransformComponent::FreeId(uint32_t id) {
+  // The generation advances (31 bits, wrapping) so every old handle is stale.
+  id_generation_[id] = ((id_generation_[id] + 1) & ~kFreeBit) | kFreeBit;
+  id_position_[id] = free_id_head_;
+  free_id_head_ = id;
+}
+
+uint32_t TransformComponent::Append(Entity entity, const Matrix4x4& local) {
+  const uint32_t pos = static_cast<uint32_t>(size_);
+  local_[pos] = local;
+  world_[pos] = local;
+  entity_[pos] = entity;
+  parent_[pos] = kNone;
+  first_child_[pos] = kNone;
+  next_sibling_[pos] = kNone;
+  prev_sibling_[pos] = kNone;
+  idle_[pos] = 0;
+  const uint32_t id = AllocateId();
+  id_[pos] = id;
+  id_position_[id] = pos;
+  entity_to_id_.emplace(entity, id);
+  const bool dirty_range_empty = first_dirty_ == size_;
+  ++size_;
+  if (dirty_range_empty) {
+    first_dirty_ = static_cast<uint32_t>(size_);
+    return pos;
+  }
+  // Deferred mode with dirty nodes: a new root is already correct (world == local), so
+  // it joins the clean part; the dirty node it displaces keeps its place in the range
+  // up to the order fix of the next UpdateWorld.
+  Swap(pos, first_dirty_);
+  return first_dirty_++;
+}
+
+absl::StatusOr<TransformComponent::Instance> TransformComponent::Create(
+    Entity entity, const Matrix4x4& local) {
+  if (!entity.is_valid()) return absl::InvalidArgumentError("Create: invalid entity");
+  if (entity_to_id_.contains(entity)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("Create: ", entity.DebugString(), " already has a transform"));
+  }
+  Reserve(size_ + 1);
+  const uint32_t pos = Append(entity, local);
+  return InstanceAt(pos);
+}
+
+absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
+                                             absl::Span<const Matrix4x4> locals,
+                                             absl::Span<Instance> out) {
+  if (entities.size() != locals.size() || entities.size() != out.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CreateBatch: span sizes differ (entities ", entities.size(), ", locals ",
+        locals.size(), ", out ", out.size(), ")"));
+  }
+  absl::flat_hash_set<Entity> seen;
+  seen.reserve(entities.size());
+  for (size_t k = 0; k < entities.size(); ++k) {
+    const Entity e = entities[k];
+    if (!e.is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("CreateBatch: entities[", k, "] is invalid"));
+    }
+    if (entity_to_id_.contains(e)) {
+      return absl::AlreadyExistsError(absl::StrCat("CreateBatch: entities[", k, "] ",
+                                                   e.DebugString(), " already has a transform"));
+    }
+    if (!seen.insert(e).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("CreateBatch: entities[", k, "] ", e.DebugString(), " is repeated"));
+    }
+  }
+  Reserve(size_ + entities.size());
+  entity_to_id_.reserve(size_ + entities.size());
+  for (size_t k = 0; k < entities.size(); ++k) {
+    out[k] = InstanceAt(Append(entities[k], locals[k]));
+  }
+  return absl::OkStatus();
+}
+
+TransformComponent::Instance TransformComponent::Lookup(Entity entity) const {
+  auto it = entity_to_id_.find(entity);
+  if (it == entity_to_id_.end()) return Instance();
+  return Instance(it->second, id_generation_[it->second]);
+}
+
+TransformComponent::Instance TransformComponent::LinkOf(Instance i,
+                                                        const uint32_t* column) const {
+  if (!IsValid(i)) return Instance();
+  const uint32_t other = column[PositionOf(i)];
+  return other == kNone ? Instance() : InstanceAt(other);
+}
+
+const Matrix4x4& TransformComponent::Local(Instance i) const {
+  ABSL_HARDENING_ASSERT(IsValid(i));
+  return IsValid(i) ? local_[PositionOf(i)] : kIdentity;
+}
+
+const Matrix4x4& TransformComponent::World(Instance i) const {
+  ABSL_HARDENING_ASSERT(IsValid(i));
+  return IsValid(i) ? world_[PositionOf(i)] : kIdentity;
+}
+
+// ---- The three-step swap ------------------------------------------------------------
+
+void TransformComponent::MoveNode(uint32_t from, uint32_t to) {
+  local_[to] = local_[from];
+  world_[to] = world_[from];
+  entity_[to] = entity_[from];
+  parent_[to] = parent_[from];
+  first_child_[to] = first_child_[from];
+  next_sibling_[to] = next_sibling_[from];
+  prev_sibling_[to] = prev_sibling_[from];
+  id_[to] = id_[from];
+  idle_[to] = idle_[from];
+  // Every reference to `from` now names `to`.
+  const uint32_t p = parent_[to];
+  if (p != kNone && first_child_[p] == from) first_child_[p] = to;
+  if (prev_sibling_[to] != kNone) next_sibling_[prev_sibling_[to]] = to;
+  if (next_sibling_[to] != kNone) prev_sibling_[next_sibling_[to]] = to;
+  for (uint32_t c = first_child_[to]; c != kNone; c = next_sibling_[c]) parent_[c] = to;
+  id_position_[id_[to]] = to;
+}
+
+void TransformComponent::Swap(uint32_t a, uint32_t b) {
+  if (a == b) return;
+  // Through the spare slot at size_: after each step nothing refers to the slot just
+  // vacated, so links are never walked half-updated.
+  const uint32_t spare = static_cast<uint32_t>(size_);
+  MoveNode(a, spare);
+  MoveNode(b, a);
+  MoveNode(spare, b);
+}
+
+// ---- Hierarchy -----------------------------------------------------------------------
+
+void TransformComponent::Detach(uint32_t pos) {
+  const uint32_t p = parent_[pos];
+  if (p == kNone) return;
+  const uint32_t prev = prev_sibling_[pos];
+  const uint32_t next = next_sibling_[pos];
+  if (prev != kNone) {
+    next_sibling_[prev] = next;
+  } else {
+    first_child_[p] = next;
+  }
+  if (next != kNone) prev_sibling_[next] = prev;
+  parent_[pos] = kNone;
+  prev_sibling_[pos] = kNone;
+  next_sibling_[pos] = kNone;
+}
+
+void TransformComponent::Attach(uint32_t pos, uint32_t parent) {
+  const uint32_t old_first = first_child_[parent];
+  next_sibling_[pos] = old_first;
+  prev_sibling_[pos] = kNone;
+  if (old_first != kNone) prev_sibling_[old_first] = pos;
+  first_child_[parent] = pos;
+  parent_[pos] = parent;
+}
+
+bool TransformComponent::IsAncestorOrSelf(uint32_t ancestor, uint32_t node) const {
+  if (ancestor == node) return true;
+  if (first_child_[ancestor] == kNone) return false;
+  // Walk up from `node` and through `ancestor`'s subtree in lockstep; whichever ends
+  // first answers, so the cost is O(min(depth of node, size of the subtree)).
+  uint32_t up = node;
+  uint32_t down = first_child_[ancestor];
+  for (;;) {
+    up = parent_[up];
+    if (up == ancestor) return true;
+    if (up == kNone) return false;
+    if (down == node) return true;
+    if (first_child_[down] != kNone) {
+      down = first_child_[down];
+      continue;
+    }
+    while (next_sibling_[down] == kNone) {
+      down = parent_[down];
+      if (down == ancestor) return false;
+    }
+    down = next_sibling_[down];
+  }
+}
+
+uint32_t TransformComponent::Touch(uint32_t pos) {
+  if (options_.mode == Mode::kImmediate) {
+    const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+    transform_internal::UpdateSubtrees(view, &pos, 1);
+    return pos;
+  }
+  idle_[pos] = 0;
+  return IsDirty(pos) ? pos : MarkDirty(pos);
+}
+
+uint32_t TransformComponent::MarkDirty(uint32_t pos) {
+  const uint32_t old_front = first_dirty_;
+  auto move_to_front = [this](uint32_t p) {
+    --first_dirty_;
+    Swap(p, first_dirty_);
+    idle_[first_dirty_] = 0;
+    return first_dirty_;
+  };
+  move_to_front(pos);
+  // Breadth-first over the nodes just moved, which sit at old_front - 1, old_front - 2,
+  // ... in insertion order; their clean children join the front of the range. Swaps
+  // only touch positions below first_dirty_, so the block already built stays put.
+  // (Children that are already dirty have only dirty descendants: nothing to pull.)
+  for (int64_t q = int64_t{old_front} - 1; q >= int64_t{first_dirty_}; --q) {
+    for (uint32_t c = first_child_[q]; c != kNone; c = next_sibling_[c]) {
+      if (c < first_dirty_) c = move_to_front(c);
+    }
+  }
+  // The block holds the subtree in reverse breadth-first order; reverse it so parents
+  // come before children.
+  for (uint32_t i = first_dirty_, j = old_front - 1; i < j; ++i, --j) Swap(i, j);
+  return first_dirty_;
+}
+
+absl::Status TransformComponent::Link(Instance child, Instance parent) {
+  if (!IsValid(child)) return absl::NotFoundError("Link: child instance is invalid or stale");
+  if (!IsValid(parent)) {
+    return absl::NotFoundError("Link: parent instance is invalid or stale");
+  }
+  const uint32_t c = PositionOf(child);
+  const uint32_t p = PositionOf(parent);
+  if (IsAncestorOrSelf(c, p)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Link: linking ", entity_[c].DebugString(), " under ", entity_[p].DebugString(),
+        " would make a cycle"));
+  }
+  if (parent_[c] == p) return absl::OkStatus();
+  Detach(c);
+  Attach(c, p);
+  Touch(c);
+  return absl::OkStatus();
+}
+
+absl::Status TransformComponent::LinkBatch(absl::Span<const Instance> children,
+                                           absl::Span<const Instance> parents) {
+  if (children.size() != parents.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("LinkBatch: span sizes differ (children ",
+                                                   children.size(), ", parents ",
+                                                   parents.size(), ")"));
+  }
+  for (size_t k = 0; k < children.size(); ++k) {
+    absl::Status s = Link(children[k], parents[k]);
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("LinkBatch: pair ", k, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TransformComponent::Unlink(Instance child) {
+  if (!IsValid(child)) return absl::NotFoundError("Unlink: instance is invalid or stale");
+  const uint32_t c = PositionOf(child);
+  if (parent_[c] == kNone) return absl::OkStatus();
+  Detach(c);
+  Touch(c);
+  return absl::OkStatus();
+}
+
+// ---- Local matrices ------------------------------------------------------------------
+
+bool TransformComponent::SetLocal(Instance i, const Matrix4x4& local) {
+  if (!IsValid(i)) return false;
+  uint32_t pos = PositionOf(i);
+  if (options_.mode == Mode::kImmediate) {
+    if (parent_[pos] == kNone && first_child_[pos] == kNone) {
+      // A lone root, the common case: world == local, no dispatch.
+      local_[pos] = local;
+      world_[pos] = local;
+      return true;
+    }
+    const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+    const uint32_t source = 0;
+    transform_internal::SetAndUpdateSubtrees(view, &pos, &local, &source, 1);
+    return true;
+  }
+  local_[pos] = local;
+  Touch(pos);
+  return true;
+}
+
+bool TransformComponent::InBatchOrBelowOne(uint32_t pos) {
+  const uint32_t tag = batch_epoch_ << kMarkShift;
+  // Climb until a node whose answer is known (or the root), then fill in the path.
+  scratch_path_.clear();
+  uint32_t x = pos;
+  bool covered = false;
+  while (x != kNone) {
+    const uint32_t mark = mark_[x];
+    if ((mark & ~((1u << kMarkShift) - 1)) == tag && (mark & kKnown)) {
+      covered = (mark & kCovered) != 0;
+      break;
+    }
+    scratch_path_.push_back(x);
+    x = parent_[x];
+  }
+  for (size_t k = scratch_path_.size(); k-- > 0;) {
+    const uint32_t y = scratch_path_[k];
+    uint32_t mark = mark_[y];
+    if ((mark & ~((1u << kMarkShift) - 1)) != tag) mark = tag;
+    covered = covered || (mark & kInBatch) != 0;
+    mark_[y] = mark | kKnown | (covered ? kCovered : 0);
+  }
+  return covered;
+}
+
+absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instances,
+                                               absl::Span<const Matrix4x4> locals) {
+  if (instances.size() != locals.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("SetLocalBatch: span sizes differ (instances ",
+                                                   instances.size(), ", locals ",
+                                                   locals.size(), ")"));
+  }
+  for (size_t k = 0; k < instances.size(); ++k) {
+    if (!IsValid(instances[k])) {
+      return absl::NotFoundError(
+          absl::StrCat("SetLocalBatch: instances[", k, "] is invalid or stale"));
+    }
+  }
+  if (options_.mode == Mode::kDeferred) {
+    for (size_t k = 0; k < instances.size(); ++k) {
+      const uint32_t pos = PositionOf(instances[k]);
+      local_[pos] = locals[k];
+      Touch(pos);
+    }
+    return absl::OkStatus();
+  }
+
+  // Immediate: one propagation. Only nodes with no set ancestor start a walk ("roots");
+  // the others just take their local, and the roots' walks recompute them.
+  if (batch_epoch_ == kMaxEpoch) {
+    std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));
+    batch_epoch_ = 0;
+  }
+  const uint32_t tag = ++batch_epoch_ << kMarkShift;
+  scratch_positions_.resize(instances.size());
+  for (size_t k = 0; k < instances.size(); ++k) {
+    const uint32_t pos = PositionOf(instances[k]);
+    scratch_positions_[k] = pos;
+    mark_[pos] = tag | kInBatch;
+  }
+  scratch_roots_.clear();
+  // Backwards, so that a repeated instance keeps its last matrix: the first visit (in
+  // this order) claims the node.
+  for (size_t k = instances.size(); k-- > 0;) {
+    const uint32_t pos = scratch_positions_[k];
+    const uint32_t parent = parent_[pos];
+    const bool covered = parent != kNone && InBatchOrBelowOne(parent);
+    if (covered) {
+      if (!(mark_[pos] & kClaimedBit)) {
+        mark_[pos] |= kClaimedBit;
+        local_[pos] = locals[k];
+      }
+    } else if (!(mark_[pos] & kClaimedBit)) {
+      mark_[pos] |= kClaimedBit;
+      scratch_roots_.push_back(static_cast<uint32_t>(k));
+    }
+  }
+  std::reverse(scratch_roots_.begin(), scratch_roots_.end());  // forward memory order
+  const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+  transform_internal::SetAndUpdateSubtrees(view, scratch_positions_.data(), locals.data(),
+                                           scratch_roots_.data(), scratch_roots_.size());
+  return absl::OkStatus();
+}
+
+// ---- Destruction ---------------------------------------------------------------------
+
+void TransformComponent::DestroyAt(uint32_t pos) {
+  // Orphan the children first (as roots), remembering them by id: positions move below.
+  std::vector<uint32_t> orphan_ids;
+  for (uint32_t c = first_child_[pos]; c != kNone;) {
+    const uint32_t next = next_sibling_[c];
+    parent_[c] = kNone;
+    prev_sibling_[c] = kNone;
+    next_sibling_[c] = kNone;
+    orphan_ids.push_back(id_[c]);
+    c = next;
+  }
+  first_child_[pos] = kNone;
+  Detach(pos);
+
+  // Swap-erase. The node first joins the front of the dirty range (in immediate mode
+  // that range is empty, so this is the plain swap with the last instance), then swaps
+  // with the last instance, so a dirty node never lands in the clean part.
+  if (pos < first_dirty_) {
+    --first_dirty_;
+    Swap(pos, first_dirty_);
+    pos = first_dirty_;
+  }
+  Swap(pos, static_cast<uint32_t>(size_ - 1));
+  pos = static_cast<uint32_t>(size_ - 1);
+  entity_to_id_.erase(entity_[pos]);
+  FreeId(id_[pos]);
+  --size_;
+
+  // The orphans' world is now their local: update their subtrees.
+  if (options_.mode == Mode::kImmediate) {
+    for (uint32_t& id : orphan_ids) id = id_position_[id];
+    const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+    transform_internal::UpdateSubtrees(view, orphan_ids.data(), orphan_ids.size());
+  } else {
+    for (uint32_t id : orphan_ids) Touch(id_position_[id]);
+  }
+}
+
+absl::Status TransformComponent::Destroy(Instance i) {
+  if (!IsValid(i)) return absl::NotFoundError("Destroy: instance is invalid or stale");
+  DestroyAt(PositionOf(i));
+  return absl::OkStatus();
+}
+
+bool TransformComponent::DestroyEntity(Entity entity) {
+  auto it = entity_to_id_.find(entity);
+  if (it == entity_to_id_.end()) return false;
+  DestroyAt(id_position_[it->second]);
+  return true;
+}
+
+void TransformComponent::ConnectTo(EntityManager& manager) {
+  Disconnect();
+  manager_ = &manager;
+  listener_id_ = manager.AddDestroyListener(
+      [this](absl::Span<const Entity> entities) { OnEntitiesDestroyed(entities); });
+}
+
+void TransformComponent::Disconnect() {
+  if (manager_ == nullptr) return;
+  manager_->RemoveDestroyListener(listener_id_);
+  manager_ = nullptr;
+}
+
+void TransformComponent::OnEntitiesDestroyed(absl::Span<const Entity> entities) {
+  for (Entity e : entities) DestroyEntity(e);
+}
+
+// ---- Deferred update -----------------------------------------------------------------
+
+void TransformComponent::UpdateWorld() {
+  if (options_.mode == Mode::kImmediate || first_dirty_ == size_) return;
+  const uint32_t end = static_cast<uint32_t>(size_);
+  const uint32_t idle_limit = options_.idle_updates_before_clean;
+  // Pass 1: age the dirty nodes; a node idle long enough under a clean parent (or none)
+  // has a final world matrix, so it leaves the range by a swap with the range's front.
+  // (The swap may put a dirty node after its children; pass 2 repairs that.)
+  for (uint32_t i = first_dirty_; i < end; ++i) {
+    if (idle_[i] >= idle_limit) {
+      const uint32_t p = parent_[i];
+      if (p == kNone || p < first_dirty_) {
+        Swap(i, first_dirty_);
+        ++first_dirty_;
+        continue;
+      }
+    }
+    if (idle_[i] < 255) ++idle_[i];
+  }
+  // Pass 2: parents before children. A node whose parent sits later swaps with it; the
+  // check repeats because the parent brought in may itself precede its own parent.
+  for (uint32_t i = first_dirty_; i < end; ++i) {
+    for (uint32_t p = parent_[i]; p != kNone && p > i; p = parent_[i]) Swap(i, p);
+  }
+  // Pass 3: one linear pass of multiplies.
+  const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+  transform_internal::UpdateRange(view, first_dirty_, end);
+}
+
+// ---- Introspection -------------------------------------------------------------------
+
+size_t TransformComponent::MemoryUsage() const {
+  size_t bytes = 0;
+  if (capacity_ > 0) {
+    const size_t slots = capacity_ + 1;
+    bytes += 2 * AlignUp(slots * sizeof(Matrix4x4)) + AlignUp(slots * sizeof(Entity)) +
+             6 * AlignUp(slots * sizeof(uint32_t)) + AlignUp(slots) +
+             2 * AlignUp(capacity_ * sizeof(uint32_t));
+  }
+  bytes += entity_to_id_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
+  bytes += (scratch_positions_.capacity() + scratch_roots_.capacity() +
+            scratch_path_.capacity()) *
+           sizeof(uint32_t);
+  return bytes;
+}
+
+absl::Status TransformComponent::CheckInvariants() const {
+  auto fail = [](auto&&... parts) { return absl::InternalError(absl::StrCat(parts...)); };
+  if (size_ > capacity_ && size_ > 0) return fail("size ", size_, " > capacity ", capacity_);
+  if (first_dirty_ > size_) return fail("first_dirty ", first_dirty_, " > size ", size_);
+  if (options_.mode == Mode::kImmediate && first_dirty_ != size_) {
+    return fail("immediate mode with a dirty range");
+  }
+  if (entity_to_id_.size() != size_) {
+    return fail("entity map holds ", entity_to_id_.size(), " of ", size_);
+  }
+  const uint32_t n = static_cast<uint32_t>(size_);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t id = id_[i];
+    if (id >= id_limit_ || (id_generation_[id] & kFreeBit) || id_position_[id] != i) {
+      return fail("position ", i, ": id table broken");
+    }
+    auto it = entity_to_id_.find(entity_[i]);
+    if (it == entity_to_id_.end() || it->second != id) {
+      return fail("position ", i, ": entity map broken");
+    }
+    const uint32_t p = parent_[i];
+    if (p != kNone) {
+      if (p >= n) return fail("position ", i, ": parent out of range");
+      // i must be on p's child list.
+      bool found = false;
+      for (uint32_t c = first_child_[p]; c != kNone; c = next_sibling_[c]) {
+        if (c >= n) return fail("position ", p, ": child out of range");
+        if (c == i) found = true;
+      }
+      if (!found) return fail("position ", i, ": not among its parent's children");
+      if (IsDirty(p) && !IsDirty(i)) return fail("position ", i, ": clean under dirty parent");
+    } else if (prev_sibling_[i] != kNone || next_sibling_[i] != kNone) {
+      return fail("position ", i, ": root with siblings");
+    }
+    for (uint32_t c = first_child_[i], prev = kNone; c != kNone; prev = c, c = next_sibling_[c]) {
+      if (c >= n || parent_[c] != i || prev_sibling_[c] != prev) {
+        return fail("position ", i, ": child list broken at ", c);
+      }
+    }
+    // No cycle: the walk up ends within n steps.
+    uint32_t x = i;
+    for (uint32_t steps = 0; x != kNone; ++steps, x = parent_[x]) {
+      if (steps > n) return fail("position ", i, ": parent cycle");
+    }
+  }
+  uint32_t free_ids = 0;
+  for (uint32_t id = free_id_head_; id != kNone; id = id_position_[id]) {
+    if (id >= id_limit_ || !(id_generation_[id] & kFreeBit)) return fail("free id list broken");
+    if (++free_ids > id_limit_) return fail("free id list cycles");
+  }
+  if (free_ids + n != id_limit_) return fail("ids leak: ", free_ids, " free + ", n, " live");
+  return absl::OkStatus();
+}
+
+}  // namespace strata

@@ -1,0 +1,286 @@
+// TransformComponent: the transform graph of one world (seed 002, part 3).
+//
+// Each instance positions one entity: a local matrix relative to its parent, and a world
+// matrix (local * parent world, row vectors). Instances link into a hierarchy of parents
+// and children. One TransformComponent serves one world; an entity may have a transform
+// in several worlds (one per component), each independent.
+//
+//   EntityManager entities;
+//   TransformComponent transforms;                       // immediate mode
+//   transforms.ConnectTo(entities);                      // entity destroyed -> transform too
+//   Entity car = entities.Create(), wheel = entities.Create();
+//   TransformComponent::Instance c = *transforms.Create(car, Matrix4x4::Translation(10, 0, 0));
+//   TransformComponent::Instance w = *transforms.Create(wheel, Matrix4x4::Translation(1, 0, 0));
+//   absl::Status s = transforms.Link(w, c);              // wheel follows the car
+//   transforms.SetLocal(c, Matrix4x4::Translation(20, 0, 0));
+//   transforms.World(w);                                 // translation (21, 0, 0), at once
+//   transforms.Link(c, w);                               // InvalidArgument: a cycle
+//
+// Modes (Options::mode, fixed at construction):
+// - kImmediate (default): SetLocal recomputes the world matrices of the node and its
+//   whole subtree before returning, so World() is always current. Setting every node of
+//   a chain of n one by one costs O(n^2); SetLocalBatch sets many and propagates once.
+// - kDeferred: SetLocal only stores the local matrix and marks the node dirty; World()
+//   returns the matrices of the last UpdateWorld(). UpdateWorld() recomputes every dirty
+//   node in one linear pass. Dirty nodes sit at the end of the arrays, parents before
+//   children; a node not set for `idle_updates_before_clean` updates leaves that range.
+//
+// Storage (NOTE: SoA, one allocation): per position, entity, local, world, parent,
+// first_child, next_sibling, prev_sibling, the stable id and a few bookkeeping bytes;
+// plus, per stable id, its position and generation. Matrices are 64-byte aligned. Nodes
+// move between positions (swap-erase on Destroy, the dirty range in deferred mode),
+// always through the article's three-step swap via the spare slot at `size`, which keeps
+// every link intact.
+//
+// Handles: an Instance is a stable id plus a generation, so it stays valid while the
+// node moves and is rejected (never silently reused) once the node is destroyed. An
+// Instance belongs to the component that issued it; passing it to another component is
+// a bug those checks cannot always catch.
+//
+// Thread-safety: none; one component belongs to one thread at a time. Const member
+// functions may run concurrently with each other.
+#ifndef STRATA_TRANSFORM_TRANSFORM_COMPONENT_H_
+#define STRATA_TRANSFORM_TRANSFORM_COMPONENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "transform/matrix.h"
+
+namespace strata {
+
+class TransformComponent {
+ public:
+  enum class Mode { kImmediate, kDeferred };
+
+  struct Options {
+    Mode mode = Mode::kImmediate;
+    // initial_capacity: instances allocated up front (grows by doubling after).
+    size_t initial_capacity = 0;
+    // idle_updates_before_clean: deferred mode; a dirty node whose local was not set
+    // for this many UpdateWorld() calls (and whose parent is clean) leaves the dirty
+    // range. Small values swap more, large values recompute idle nodes longer.
+    uint32_t idle_updates_before_clean = 5;
+  };
+
+  // Instance: a handle to one transform in this component. Invalid by default.
+  class Instance {
+   public:
+    constexpr Instance() = default;
+    constexpr bool is_valid() const { return id_ != kInvalidId; }
+    constexpr uint32_t id() const { return id_; }
+    constexpr uint32_t generation() const { return generation_; }
+    friend constexpr bool operator==(Instance a, Instance b) {
+      return a.id_ == b.id_ && a.generation_ == b.generation_;
+    }
+    friend constexpr bool operator!=(Instance a, Instance b) { return !(a == b); }
+    template <typename H>
+    friend H AbslHashValue(H h, Instance i) {
+      return H::combine(std::move(h), i.id_, i.generation_);
+    }
+
+   private:
+    friend class TransformComponent;
+    static constexpr uint32_t kInvalidId = 0xFFFFFFFFu;
+    constexpr Instance(uint32_t id, uint32_t generation) : id_(id), generation_(generation) {}
+    uint32_t id_ = kInvalidId;
+    uint32_t generation_ = 0;
+  };
+
+  TransformComponent() : TransformComponent(Options()) {}
+  explicit TransformComponent(const Options& options);
+  ~TransformComponent();
+
+  TransformComponent(const TransformComponent&) = delete;
+  TransformComponent& operator=(const TransformComponent&) = delete;
+
+  Mode mode() const { return options_.mode; }
+
+  // Create: a root transform for `entity` with world == local. InvalidArgument for the
+  // invalid entity, AlreadyExists if `entity` has a transform here. Amortised O(1);
+  // may reallocate (instances stay valid, pointers from Local/World do not).
+  absl::StatusOr<Instance> Create(Entity entity, const Matrix4x4& local);
+
+  // CreateBatch: creates roots for entities[i] with locals[i], writes the handles to
+  // out[i]. All or nothing: InvalidArgument if the spans differ in size or an entity is
+  // invalid or repeated, AlreadyExists if one has a transform; then nothing changes.
+  // O(n), one growth at most; the new instances take consecutive positions in order,
+  // so spawning parents before children keeps families close in memory.
+  absl::Status CreateBatch(absl::Span<const Entity> entities,
+                           absl::Span<const Matrix4x4> locals, absl::Span<Instance> out);
+
+  // Lookup: the transform of `entity`, or the invalid Instance. O(1) (hash lookup).
+  Instance Lookup(Entity entity) const;
+
+  // IsValid: true if `i` was issued here and not destroyed since. O(1).
+  bool IsValid(Instance i) const {
+    return i.id_ < id_limit_ && id_generation_[i.id_] == i.generation_;
+  }
+
+  // entity: the entity of `i`; the invalid Entity for an invalid instance. O(1).
+  Entity entity(Instance i) const {
+    return IsValid(i) ? entity_[id_position_[i.id_]] : Entity();
+  }
+
+  // Destroy: removes `i`. Its children become roots whose world is their local (their
+  // subtrees are updated as by SetLocal). NotFound for an invalid or stale instance.
+  // O(children + their subtrees in immediate mode); other instances stay valid.
+  absl::Status Destroy(Instance i);
+
+  // DestroyEntity: Destroy(Lookup(entity)); false if `entity` has no transform here.
+  bool DestroyEntity(Entity entity);
+
+  // ConnectTo: destroys an entity's transform whenever `manager` destroys the entity
+  // (an EntityManager destroy listener). One manager at a time: connecting again moves
+  // the connection. The component disconnects in its destructor, so `manager` must
+  // outlive the component or Disconnect() be called first.
+  void ConnectTo(EntityManager& manager);
+  // Disconnect: removes the listener; no-op when not connected.
+  void Disconnect();
+
+  // Link: makes `child` a child of `parent` (moving it from its old parent, if any); the
+  // child keeps its local matrix, so its world changes. InvalidArgument if `child` is
+  // `parent` or an ancestor of it (a cycle), NotFound if either is invalid or stale;
+  // on error nothing changes. The cycle check costs O(min(depth of parent, size of the
+  // child's subtree)); the update O(size of the child's subtree).
+  absl::Status Link(Instance child, Instance parent);
+
+  // LinkBatch: Link(children[i], parents[i]) in order. InvalidArgument if the spans
+  // differ in size. Stops at the first failing pair and returns its error (naming the
+  // index); the pairs before it stay linked.
+  absl::Status LinkBatch(absl::Span<const Instance> children,
+                         absl::Span<const Instance> parents);
+
+  // Unlink: makes `child` a root (world = local); OK if it is one already. NotFound for
+  // an invalid or stale instance. O(size of the child's subtree).
+  absl::Status Unlink(Instance child);
+
+  // SetLocal: sets the local matrix. Immediate mode: recomputes the world matrices of
+  // the node and its subtree now, without recursion (O(subtree)). Deferred mode: marks
+  // the node and its subtree dirty (O(1) if already dirty, else O(subtree) swaps).
+  // Returns false, changing nothing, for an invalid or stale instance.
+  bool SetLocal(Instance i, const Matrix4x4& local);
+
+  // SetLocalBatch: SetLocal(instances[k], locals[k]) for all k, with one propagation in
+  // immediate mode: each affected node is computed once, O(k + ancestors of the set
+  // nodes + their subtrees), so a chain of n set together costs O(n), not O(n^2). A
+  // repeated instance takes its last matrix. All or nothing: InvalidArgument if the
+  // spans differ in size, NotFound (naming the index) if an instance is invalid or
+  // stale; then nothing changes.
+  absl::Status SetLocalBatch(absl::Span<const Instance> instances,
+                             absl::Span<const Matrix4x4> locals);
+
+  // Local / World: the matrices of `i`. World is current in immediate mode and as of the
+  // last UpdateWorld() in deferred mode. O(1). The reference is invalidated by any
+  // non-const call. Requires IsValid(i) (checked by ABSL_HARDENING_ASSERT; without
+  // hardening an invalid instance yields the identity, never an out-of-bounds read).
+  const Matrix4x4& Local(Instance i) const;
+  const Matrix4x4& World(Instance i) const;
+
+  // Parent / FirstChild / NextSibling / PrevSibling: the hierarchy links, invalid
+  // Instance where there is none or `i` is invalid. O(1).
+  Instance Parent(Instance i) const { return LinkOf(i, parent_); }
+  Instance FirstChild(Instance i) const { return LinkOf(i, first_child_); }
+  Instance NextSibling(Instance i) const { return LinkOf(i, next_sibling_); }
+  Instance PrevSibling(Instance i) const { return LinkOf(i, prev_sibling_); }
+
+  // UpdateWorld: deferred mode: recomputes the world matrix of every dirty node in one
+  // linear pass (parents first), and moves nodes idle long enough out of the dirty
+  // range. O(dirty nodes). Immediate mode: nothing to do.
+  void UpdateWorld();
+
+  // size: live instances. dirty_count: nodes in the dirty range (deferred mode).
+  size_t size() const { return size_; }
+  size_t dirty_count() const { return size_ - first_dirty_; }
+  size_t capacity() const { return capacity_; }
+  // MemoryUsage: bytes owned (the SoA block, the entity map, scratch vectors).
+  size_t MemoryUsage() const;
+
+  // CheckInvariants: O(n) audit of every link, table and ordering invariant; OK or
+  // Internal naming the first broken one. For tests and debugging.
+  absl::Status CheckInvariants() const;
+
+ private:
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  // NOTE: set in id_generation_ while an id is free, so no issued handle matches.
+  static constexpr uint32_t kFreeBit = 0x80000000u;
+
+  Instance LinkOf(Instance i, const uint32_t* column) const;
+  // Memoised for SetLocalBatch: is `pos` or one of its ancestors in the batch?
+  bool InBatchOrBelowOne(uint32_t pos);
+  uint32_t PositionOf(Instance i) const { return id_position_[i.id_]; }
+  Instance InstanceAt(uint32_t pos) const {
+    return Instance(id_[pos], id_generation_[id_[pos]]);
+  }
+  bool IsDirty(uint32_t pos) const { return pos >= first_dirty_; }
+
+  void Reserve(size_t min_capacity);
+  uint32_t AllocateId();
+  void FreeId(uint32_t id);
+  // Appends a root node at position size_ (capacity must allow size_ + 2: the node and
+  // the spare slot).
+  uint32_t Append(Entity entity, const Matrix4x4& local);
+  // Three-step swap plumbing: MoveNode moves every column of `from` to the free slot
+  // `to` and redirects every reference to it. Swap exchanges two positions via size_.
+  void MoveNode(uint32_t from, uint32_t to);
+  void Swap(uint32_t a, uint32_t b);
+
+  void Detach(uint32_t pos);                  // unlinks from parent and siblings
+  void Attach(uint32_t pos, uint32_t parent);  // as the first child of `parent`
+  bool IsAncestorOrSelf(uint32_t ancestor, uint32_t node) const;
+  // World changed at `pos` (new local or new parent): recompute now (immediate) or
+  // mark dirty with its subtree (deferred). Returns the node's position afterwards.
+  uint32_t Touch(uint32_t pos);
+  // Deferred: moves a clean node and its clean descendants to the front of the dirty
+  // range, parents before children. Returns the node's new position.
+  uint32_t MarkDirty(uint32_t pos);
+  void DestroyAt(uint32_t pos);
+  void OnEntitiesDestroyed(absl::Span<const Entity> entities);
+
+  Options options_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;     // usable positions; the buffer has one more (the spare)
+  uint32_t first_dirty_ = 0;  // == size_ in immediate mode
+  uint32_t id_limit_ = 0;   // ids ever issued: [0, id_limit_)
+  uint32_t free_id_head_ = kNone;
+
+  // The single SoA block and its columns (per position unless noted).
+  struct FreeBuffer {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, FreeBuffer> buffer_;
+  Matrix4x4* local_ = nullptr;
+  Matrix4x4* world_ = nullptr;
+  Entity* entity_ = nullptr;
+  uint32_t* parent_ = nullptr;
+  uint32_t* first_child_ = nullptr;
+  uint32_t* next_sibling_ = nullptr;
+  uint32_t* prev_sibling_ = nullptr;
+  uint32_t* id_ = nullptr;             // position -> stable id
+  uint32_t* mark_ = nullptr;           // SetLocalBatch scratch: epoch << 2 | flags
+  uint8_t* idle_ = nullptr;            // deferred: updates since the last SetLocal
+  uint32_t* id_position_ = nullptr;    // per id: position, or next free id while free
+  uint32_t* id_generation_ = nullptr;  // per id: generation | kFreeBit while free
+
+  absl::flat_hash_map<Entity, uint32_t> entity_to_id_;
+  uint32_t batch_epoch_ = 0;
+  std::vector<uint32_t> scratch_positions_;
+  std::vector<uint32_t> scratch_roots_;
+  std::vector<uint32_t> scratch_path_;
+
+  EntityManager* manager_ = nullptr;
+  EntityManager::ListenerId listener_id_ = 0;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_TRANSFORM_TRANSFORM_COMPONENT_H_
