@@ -66,17 +66,19 @@ class SyntaxErrorCatcher : public nlohmann::json_sax<json> {
 absl::Status SyntaxError(absl::string_view text) {
   SyntaxErrorCatcher catcher;
   json::sax_parse(text.begin(), text.end(), &catcher);
-  // `position` counts the characters read, the offending one included.
-  const size_t end = std::min(catcher.position(), text.size());
+  // `position` counts the characters read, the offending one included; at the end of
+  // the input it is size + 1, pointing just past the last character.
+  const size_t offending = catcher.position() == 0 ? 0 : catcher.position() - 1;
+  const size_t scanned = std::min(offending, text.size());
   size_t line = 1;
   size_t line_start = 0;
-  for (size_t i = 0; i + 1 < end; ++i) {
+  for (size_t i = 0; i < scanned; ++i) {
     if (text[i] == '\n') {
       ++line;
       line_start = i + 1;
     }
   }
-  const size_t column = end > line_start ? end - line_start : 1;
+  const size_t column = offending - line_start + 1;
   return absl::InvalidArgumentError(
       absl::StrCat("JSON syntax error at line ", line, ", column ", column, ": ", catcher.reason()));
 }

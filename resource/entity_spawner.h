@@ -79,26 +79,30 @@ struct ComponentSpawnBatch {
 // cannot use) to abort the spawn; see EntitySpawner::Spawn for what happens then.
 using SpawnFunction = std::function<absl::Status(const ComponentSpawnBatch& batch)>;
 
+// SpawnUnknownTypes: what Spawn does with a component type that has no registered
+// spawn function.
+enum class SpawnUnknownTypes : uint8_t {
+  kSkip,    // jump over the whole section in one step; count it in SpawnStats
+  kReject,  // NotFound before anything is created
+};
+
+struct SpawnOptions {
+  SpawnUnknownTypes unknown_types = SpawnUnknownTypes::kSkip;
+};
+
+// SpawnStats: what one Spawn did.
+struct SpawnStats {
+  uint32_t types_spawned = 0;
+  uint32_t instances_spawned = 0;
+  // skipped_types: unknown types jumped over, in blob order.
+  std::vector<IdString32> skipped_types;
+  uint32_t instances_skipped = 0;
+};
+
 class EntitySpawner {
  public:
-  // What Spawn does with a component type that has no registered spawn function.
-  enum class UnknownTypes : uint8_t {
-    kSkip,    // jump over the whole section in one step; count it in SpawnStats
-    kReject,  // NotFound before anything is created
-  };
-
-  struct Options {
-    UnknownTypes unknown_types = UnknownTypes::kSkip;
-  };
-
-  // SpawnStats: what one Spawn did.
-  struct SpawnStats {
-    uint32_t types_spawned = 0;
-    uint32_t instances_spawned = 0;
-    // skipped_types: unknown types jumped over, in blob order.
-    std::vector<IdString32> skipped_types;
-    uint32_t instances_skipped = 0;
-  };
+  using UnknownTypes = SpawnUnknownTypes;
+  using Options = SpawnOptions;
 
   EntitySpawner() = default;
   EntitySpawner(const EntitySpawner&) = delete;
