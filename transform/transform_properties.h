@@ -1,0 +1,118 @@
+// TransformComponentManager and DescribeTransformProperties: the transform component
+// seen through the entity index (index/component_manager.h) and the property system
+// (index/property_system.h), as "Rebuilding the Entity Index" asks: tools set
+// `local_position` of an entity's "Transform" by name.
+//
+//   EntityManager entities;
+//   TransformComponentManager transforms;        // owns a TransformComponent
+//   // transforms.transforms().ConnectTo(entities) where transform_component.h is included
+//   EntityIndex index;
+//   PropertySystem properties(&index);
+//   DescribeTransformProperties(properties, transforms);
+//   Entity e = entities.Create();
+//   transforms.Create(e, IdString32("Transform"));
+//   index.RegisterComponent(e, &transforms, IdString32("Transform"));
+//   properties.Set(e, "Transform", "local_position", Vector3{1, 2, 3});
+//   properties.Get(e, "Transform", "world");   // Matrix4x4, translation (1, 2, 3)
+//
+// Properties: local_position (vector3), local_rotation (vector4: quaternion x, y, z, w),
+// local_scale (vector3) read/write, through Matrix4x4::Decompose/Compose of the local
+// matrix; world (matrix4x4, row-major, row vectors) read-only. Setting one part keeps
+// the other two. Setting a rotation that is zero or not finite, or a scale with a zero
+// or non-finite element, is InvalidArgument (the local matrix must stay decomposable).
+// A local matrix with shear reads back the rotation of its orthonormalised basis.
+//
+// NOTE: this header deliberately includes neither transform/transform_component.h nor
+// index/property_system.h: both packages define strata::Vector3 and strata::Matrix4x4,
+// so no translation unit may include both. The adapter talks to the transform
+// component in one .cc and to the property system in another, through the plain-float
+// accessors below.
+#ifndef STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
+#define STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "entity/entity.h"
+#include "index/component_manager.h"
+
+namespace strata {
+
+class TransformComponent;
+class PropertySystem;
+
+// kTransformTypeName: the component type name of transforms in levels and the index.
+inline constexpr absl::string_view kTransformTypeName = "transform";
+
+// TransformComponentManager: adapts one TransformComponent (one world's transforms) to
+// the ComponentManager interface. An entity has at most one transform per component,
+// so the InstanceId is not checked: the entity index has already resolved the name
+// ("Transform", or whatever the level called it) to this manager before Lookup.
+// Instance::index is the transform's stable id; an Instance stays valid until that
+// transform is destroyed (transform nodes move, ids do not).
+class TransformComponentManager final : public ComponentManager {
+ public:
+  // TransformComponentManager(): owns a new immediate-mode TransformComponent.
+  TransformComponentManager();
+  // TransformComponentManager(transforms): adapts `transforms`, not owned (must outlive).
+  explicit TransformComponentManager(TransformComponent* transforms);
+  ~TransformComponentManager() override;
+  TransformComponentManager(const TransformComponentManager&) = delete;
+  TransformComponentManager& operator=(const TransformComponentManager&) = delete;
+
+  absl::string_view type_name() const override { return kTransformTypeName; }
+
+  // Create: a root transform with the identity local matrix. Errors of
+  // TransformComponent::Create (InvalidArgument, AlreadyExists). Amortised O(1).
+  absl::StatusOr<Instance> Create(Entity entity, InstanceId id) override;
+  // Lookup: `entity`'s transform (any `id`), or invalid. O(1) expected.
+  Instance Lookup(Entity entity, InstanceId id) const override;
+  // Destroy: destroys `entity`'s transform (children become roots); false if none.
+  bool Destroy(Entity entity, InstanceId id) override;
+
+  // Link: makes `child`'s transform a child of `parent`'s. NotFound if either entity
+  // has no transform here; TransformComponent::Link's errors otherwise.
+  absl::Status Link(Entity child, Entity parent);
+
+  TransformComponent& transforms() const { return *transforms_; }
+
+  // ---- Plain-float accessors (the property bridge). All return false, writing or
+  // changing nothing, for an instance that is invalid or whose transform is gone.
+  // LocalParts: the decomposed local matrix; false also if it is not decomposable.
+  bool LocalParts(Instance i, float position[3], float rotation[4], float scale[3]) const;
+  // SetLocalParts: local = Compose(position, rotation, scale), world updated as by
+  // TransformComponent::SetLocal.
+  bool SetLocalParts(Instance i, const float position[3], const float rotation[4],
+                     const float scale[3]);
+  // WorldMatrix: the 16 floats of the world matrix, row-major.
+  bool WorldMatrix(Instance i, float out[16]) const;
+
+ private:
+  struct OwnedDeleter {
+    void operator()(TransformComponent* t) const;
+  };
+  // The TransformComponent::Instance (8 bytes, copied as bytes because this header
+  // cannot name the type) Lookup last returned for each stable id.
+  using HandleBytes = std::array<std::byte, 8>;
+  void Remember(uint32_t id, const void* handle) const;
+  bool Recall(Instance i, void* handle) const;
+
+  std::unique_ptr<TransformComponent, OwnedDeleter> owned_;
+  TransformComponent* transforms_;
+  mutable std::vector<HandleBytes> handles_;
+};
+
+// DescribeTransformProperties: describes `manager`'s properties (see above) to
+// `properties`. Errors of PropertySystem::Describe (AlreadyExists if described twice).
+absl::Status DescribeTransformProperties(PropertySystem& properties,
+                                         TransformComponentManager& manager);
+
+}  // namespace strata
+
+#endif  // STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
