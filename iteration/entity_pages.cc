@@ -16,20 +16,6 @@ alignas(4096) std::byte g_tag_storage[4096];
 
 bool IsPowerOfTwo(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-// Copies one component value. Small fixed sizes become plain moves instead of a
-// memcpy call, which is most of the cost of CreateFromArchetype.
-inline void CopyValue(std::byte* dst, const std::byte* src, uint32_t size) {
-  switch (size) {
-    case 4: std::memcpy(dst, src, 4); return;
-    case 8: std::memcpy(dst, src, 8); return;
-    case 12: std::memcpy(dst, src, 12); return;
-    case 16: std::memcpy(dst, src, 16); return;
-    case 24: std::memcpy(dst, src, 24); return;
-    case 32: std::memcpy(dst, src, 32); return;
-    default: std::memcpy(dst, src, size); return;
-  }
-}
-
 }  // namespace
 
 Archetype& Archetype::SetRaw(ComponentId component, absl::Span<const std::byte> bytes) {
@@ -161,7 +147,7 @@ void EntityPages::MarkDirty(uint32_t page) {
   }
 }
 
-absl::Status EntityPages::Add(Entity e, ComponentId c, const void* value) {
+absl::Status EntityPages::AddSlow(Entity e, ComponentId c, const void* value) {
   if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
     return absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
   }
@@ -190,34 +176,14 @@ absl::Status EntityPages::Add(Entity e, ComponentId c, const void* value) {
   std::byte* data = EnsureDataPage(type, page);
   type.masks[page] |= flag;
   ++entity_page->count[bit];
-  if (type.size != 0) {
-    std::byte* dst = data + size_t{bit} * type.size;
-    if (value != nullptr) {
-      CopyValue(dst, static_cast<const std::byte*>(value), type.size);
-    } else {
-      std::memset(dst, 0, type.size);
-    }
-  }
+  WriteValue(data + size_t{bit} * type.size, value, type.size);
   return absl::OkStatus();
 }
 
-void EntityPages::ClearBit(ComponentType& type, uint32_t page, uint32_t bit) {
-  const uint32_t flag = uint32_t{1} << bit;
-  type.masks[page] &= ~flag;
-  EntityPage* entity_page = entity_pages_[page];
-  if (--entity_page->count[bit] == 0) occupied_[page] &= ~flag;
-  MarkDirty(page);
-}
-
-absl::Status EntityPages::Remove(Entity e, ComponentId c) {
-  if (ABSL_PREDICT_FALSE(!Has(e, c))) {
-    return absl::NotFoundError(absl::StrCat(
-        e.DebugString(), " is stale or has no component ",
-        c < types_.size() ? absl::StrCat("'", types_[c].name, "'") : absl::StrCat(c)));
-  }
-  ClearBit(types_[c], e.index() >> kEntityPageShift,
-           e.index() & (kEntityPageSize - 1));
-  return absl::OkStatus();
+absl::Status EntityPages::NotFoundError(Entity e, ComponentId c) const {
+  return absl::NotFoundError(absl::StrCat(
+      e.DebugString(), " is stale or has no component ",
+      c < types_.size() ? absl::StrCat("'", types_[c].name, "'") : absl::StrCat(c)));
 }
 
 void EntityPages::DeleteSlot(uint32_t page, uint32_t bit) {
@@ -282,7 +248,10 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
     } else {
       const uint32_t page = e.index() >> kEntityPageShift;
       const uint32_t bit = e.index() & (kEntityPageSize - 1);
-      EntityPage* entity_page = EnsureEntityPage(page);
+      EntityPage* entity_page =
+          ABSL_PREDICT_TRUE(page < page_capacity_ && entity_pages_[page] != nullptr)
+              ? entity_pages_[page]
+              : EnsureEntityPage(page);
       if (occupied_[page] & (uint32_t{1} << bit)) {
         error = absl::AlreadyExistsError(absl::StrCat(
             e.DebugString(), " already has components or appears twice in the batch"));
@@ -322,7 +291,7 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
         data = EnsureDataPage(type, page);
       }
       masks[page] |= uint32_t{1} << bit;
-      if (size != 0) CopyValue(data + size_t{bit} * size, value, size);
+      WriteValue(data + size_t{bit} * size, value, size);
     }
   }
   return absl::OkStatus();

@@ -141,7 +141,32 @@ class EntityPages {
   // InvalidArgument for an unregistered `c`, AlreadyExists if `e` has `c` (nothing
   // changes). O(1) amortised. Invalidates no pointers except when the page capacity
   // grows (see page_masks()).
-  absl::Status Add(Entity e, ComponentId c, const void* value);
+  absl::Status Add(Entity e, ComponentId c, const void* value) {
+    // Fast path inline: slot and data page exist, entity alive, component absent.
+    const uint32_t page = e.index() >> kEntityPageShift;
+    const uint32_t bit = e.index() & (kEntityPageSize - 1);
+    const uint32_t flag = uint32_t{1} << bit;
+    if (ABSL_PREDICT_TRUE(manager_->Alive(e) && c < types_.size() &&
+                          page < page_capacity_)) {
+      ComponentType& type = types_[c];
+      EntityPage* entity_page = entity_pages_[page];
+      std::byte* data = type.data[page];
+      if (ABSL_PREDICT_TRUE(entity_page != nullptr && data != nullptr &&
+                            (type.masks[page] & flag) == 0)) {
+        if ((occupied_[page] & flag) == 0) {
+          occupied_[page] |= flag;
+          entity_page->generation[bit] = e.generation();
+          entity_page->count[bit] = 1;
+        } else {
+          ++entity_page->count[bit];
+        }
+        type.masks[page] |= flag;
+        WriteValue(data + size_t{bit} * type.size, value, type.size);
+        return absl::OkStatus();
+      }
+    }
+    return AddSlow(e, c, value);
+  }
   template <typename T>
   absl::Status Add(Entity e, Component<T> c, const T& value) {
     return Add(e, c.id, &value);
@@ -150,7 +175,23 @@ class EntityPages {
   // Remove: takes component `c` away from `e`. NotFound if `e` is stale or lacks `c`.
   // The data page stays until ReleaseEmptyPages(). O(1). Pointers to `e`'s `c` become
   // dangling-by-contract (the slot may be reused by the next Add).
-  absl::Status Remove(Entity e, ComponentId c);
+  absl::Status Remove(Entity e, ComponentId c) {
+    const uint32_t page = e.index() >> kEntityPageShift;
+    const uint32_t bit = e.index() & (kEntityPageSize - 1);
+    const uint32_t flag = uint32_t{1} << bit;
+    if (ABSL_PREDICT_TRUE(page < page_capacity_ && c < types_.size())) {
+      uint32_t& mask = types_[c].masks[page];
+      if (ABSL_PREDICT_TRUE((mask & flag) != 0 &&
+                            entity_pages_[page]->generation[bit] == e.generation())) {
+        mask &= ~flag;
+        EntityPage* entity_page = entity_pages_[page];
+        if (--entity_page->count[bit] == 0) occupied_[page] &= ~flag;
+        if (!entity_page->dirty) MarkDirty(page);
+        return absl::OkStatus();
+      }
+    }
+    return NotFoundError(e, c);
+  }
   template <typename T>
   absl::Status Remove(Entity e, Component<T> c) {
     return Remove(e, c.id);
@@ -258,13 +299,29 @@ class EntityPages {
     std::vector<std::byte*> data;     // page_capacity_ long; null = not allocated
   };
 
+  // Copies a value of `size` bytes, or zero-fills if `value` is null. Common small
+  // sizes become plain moves instead of a memcpy call.
+  static void WriteValue(std::byte* dst, const void* value, uint32_t size) {
+    if (value == nullptr) {
+      std::memset(dst, 0, size);
+      return;
+    }
+    switch (size) {
+      case 0: return;
+      case 4: std::memcpy(dst, value, 4); return;
+      case 8: std::memcpy(dst, value, 8); return;
+      case 12: std::memcpy(dst, value, 12); return;
+      case 16: std::memcpy(dst, value, 16); return;
+      default: std::memcpy(dst, value, size); return;
+    }
+  }
+  absl::Status AddSlow(Entity e, ComponentId c, const void* value);
+  absl::Status NotFoundError(Entity e, ComponentId c) const;
   void GrowTo(size_t page);
   EntityPage* EnsureEntityPage(uint32_t page);
   std::byte* EnsureDataPage(ComponentType& type, uint32_t page);
   void FreeDataPage(ComponentType& type, uint32_t page);
   void MarkDirty(uint32_t page);
-  // Removes component `c` from slot (page, bit) that has it; bookkeeping only.
-  void ClearBit(ComponentType& type, uint32_t page, uint32_t bit);
   void DeleteSlot(uint32_t page, uint32_t bit);
 
   EntityManager* manager_;

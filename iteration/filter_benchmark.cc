@@ -1,0 +1,385 @@
+// Benchmarks for issue 7 (seed 004, "Efficient Entity Page Iteration").
+//
+//   bazel run -c opt //iteration:filter_benchmark -- --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true   (one command line)
+//
+// BM_Filter/<Scheme>/<DensityPercent>/<Includes>/<Excludes>: 1M entity slots, 16
+//   component types (includes first, then excludes). A slot matches with probability
+//   density; a non-matching slot has each filter component with probability 1/2,
+//   redrawn until it does not match, so pages are never trivially empty. Each match
+//   reads one uint32_t of the first include and adds it to a sum. Schemes:
+//   EntityRows (scheme 1, RowMaskPages), PageMasks (scheme 2, scalar per-page filter),
+//   PageMasksSimd (scheme 2, Highway kernel), DenseMaskBaseline (a flat array of
+//   64-bit per-entity masks checked one by one).
+// BM_Iterate/{PageMasksSimd,DenseArrays}/N: position += velocity over N entities.
+// BM_Query/Sparse10/N, BM_Query/Exclude50/N: see the issue.
+// BM_Pages/{AddRemove,CreateFromArchetype,RandomGet}/N.
+//
+// Counters are ns per slot / match / entity / pair / access, computed from the
+// measured time.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "benchmark/benchmark.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "iteration/entity_pages.h"
+#include "iteration/filter.h"
+#include "iteration/row_mask_pages.h"
+#include "testing/random.h"
+
+namespace strata {
+namespace {
+
+struct Position {
+  float x, y, z;
+};
+struct Velocity {
+  float x, y, z;
+};
+struct Frozen {};
+
+constexpr uint64_t kSeed = 0x1D0C5EEDull;
+
+// Counter in nanoseconds per `units` units of work per iteration.
+benchmark::Counter NsPer(double units) {
+  return benchmark::Counter(units * 1e-9,
+                            benchmark::Counter::kIsIterationInvariantRate |
+                                benchmark::Counter::kInvert);
+}
+
+// ---------------------------------------------------------------------------------
+// BM_Filter
+
+enum Scheme { kEntityRows, kPageMasks, kPageMasksSimd, kDenseMaskBaseline };
+constexpr uint32_t kFilterSlots = 1u << 20;
+constexpr int kFilterComponents = 16;
+
+// One workload shared by the four schemes of a (density, includes, excludes) case;
+// the cases are registered scheme-innermost, so it is built once per case.
+struct FilterWorkload {
+  int density = -1, includes = -1, excludes = -1;
+  std::vector<uint64_t> masks;    // per slot
+  std::vector<uint32_t> values;   // per slot: the first include's value
+  size_t matches = 0;
+  std::unique_ptr<EntityManager> manager;
+  std::unique_ptr<EntityPages> pages;
+  std::vector<ComponentId> ids;
+  std::unique_ptr<RowMaskPages> rows;
+};
+
+FilterWorkload& GetFilterWorkload(int density, int includes, int excludes) {
+  static FilterWorkload* workload = new FilterWorkload();
+  FilterWorkload& w = *workload;
+  if (w.density == density && w.includes == includes && w.excludes == excludes) return w;
+  w = FilterWorkload();
+  w.density = density;
+  w.includes = includes;
+  w.excludes = excludes;
+  testing::Random rng(kSeed + density * 100 + includes * 10 + excludes);
+  const uint64_t include_mask = (uint64_t{1} << includes) - 1;
+  const uint64_t exclude_mask = ((uint64_t{1} << excludes) - 1) << includes;
+  w.masks.resize(kFilterSlots);
+  w.values.resize(kFilterSlots);
+  for (uint32_t i = 0; i < kFilterSlots; ++i) {
+    uint64_t m;
+    if (rng.Bernoulli(density / 100.0)) {
+      m = include_mask;
+    } else {
+      do {
+        m = rng.Next64() & (include_mask | exclude_mask);
+      } while ((m & include_mask) == include_mask && (m & exclude_mask) == 0);
+    }
+    w.masks[i] = m;
+    w.values[i] = rng.Next32() >> 8;
+    if ((m & include_mask) == include_mask && (m & exclude_mask) == 0) ++w.matches;
+  }
+  w.manager = std::make_unique<EntityManager>();
+  std::vector<Entity> entities(kFilterSlots);
+  w.manager->CreateBatch(absl::MakeSpan(entities));
+  w.pages = std::make_unique<EntityPages>(*w.manager);
+  // Component 0 carries the value read per match; the others are tags.
+  for (int c = 0; c < kFilterComponents; ++c) {
+    w.ids.push_back(*w.pages->RegisterComponent("c" + std::to_string(c), c == 0 ? 4 : 0,
+                                                4));
+  }
+  w.rows = std::make_unique<RowMaskPages>();
+  for (uint32_t i = 0; i < kFilterSlots; ++i) {
+    for (int c = 0; c < kFilterComponents; ++c) {
+      if (w.masks[i] & (uint64_t{1} << c)) {
+        (void)w.pages->Add(entities[i], w.ids[c], c == 0 ? &w.values[i] : nullptr);
+        w.rows->Add(i, c);
+      }
+    }
+  }
+  w.rows->UpdateDirtyPages();
+  return w;
+}
+
+void BM_Filter(benchmark::State& state, Scheme scheme, int density, int includes,
+               int excludes) {
+  FilterWorkload& w = GetFilterWorkload(density, includes, excludes);
+  const uint64_t include_mask = (uint64_t{1} << includes) - 1;
+  const uint64_t exclude_mask = ((uint64_t{1} << excludes) - 1) << includes;
+  Filter filter;
+  for (int c = 0; c < includes; ++c) filter.Include(w.ids[c]);
+  for (int c = 0; c < excludes; ++c) filter.Exclude(w.ids[includes + c]);
+  const Component<uint32_t> first{w.ids[0]};
+  size_t found = 0;
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    size_t count = 0;
+    switch (scheme) {
+      case kEntityRows:
+        w.rows->ForEachMatch(include_mask, exclude_mask, [&](uint32_t i) {
+          sum += w.values[i];
+          ++count;
+        });
+        break;
+      case kPageMasks:
+        ForEachMatchScalar(
+            *w.pages, filter,
+            [&](uint32_t& v) {
+              sum += v;
+              ++count;
+            },
+            first);
+        break;
+      case kPageMasksSimd:
+        ForEachMatch(
+            *w.pages, filter,
+            [&](uint32_t& v) {
+              sum += v;
+              ++count;
+            },
+            first);
+        break;
+      case kDenseMaskBaseline: {
+        const uint64_t* masks = w.masks.data();
+        for (uint32_t i = 0; i < kFilterSlots; ++i) {
+          const uint64_t m = masks[i];
+          if ((m & include_mask) != include_mask || (m & exclude_mask) != 0) continue;
+          sum += w.values[i];
+          ++count;
+        }
+        break;
+      }
+    }
+    benchmark::DoNotOptimize(sum);
+    found = count;
+  }
+  if (found != w.matches) state.SkipWithError("scheme found a different match count");
+  state.SetItemsProcessed(state.iterations() * int64_t{kFilterSlots});
+  state.counters["ns_per_slot"] = NsPer(kFilterSlots);
+  state.counters["ns_per_match"] = NsPer(static_cast<double>(w.matches));
+  state.counters["matches"] = static_cast<double>(w.matches);
+}
+
+// ---------------------------------------------------------------------------------
+// Page store fixtures
+
+struct MovingWorld {
+  EntityManager manager;
+  EntityPages pages{manager};
+  Component<Position> pos;
+  Component<Velocity> vel;
+  Component<Frozen> frozen;
+  std::vector<Entity> entities;
+
+  explicit MovingWorld(size_t n) : entities(n) {
+    pos = *pages.RegisterComponent<Position>("Position");
+    vel = *pages.RegisterComponent<Velocity>("Velocity");
+    frozen = *pages.RegisterComponent<Frozen>("Frozen");
+    manager.CreateBatch(absl::MakeSpan(entities));
+  }
+};
+
+void BM_IteratePageMasksSimd(benchmark::State& state, size_t n) {
+  MovingWorld world(n);
+  Archetype archetype;
+  archetype.Set(world.pos, Position{0, 0, 0}).Set(world.vel, Velocity{1, 2, 3});
+  if (!world.pages.CreateFromArchetype(world.entities, archetype).ok()) {
+    state.SkipWithError("create failed");
+    return;
+  }
+  Filter filter;
+  filter.Include(world.pos).Include(world.vel);
+  for (auto _ : state) {
+    ForEachMatch(
+        world.pages, filter,
+        [](Position& p, const Velocity& v) {
+          p.x += v.x;
+          p.y += v.y;
+          p.z += v.z;
+        },
+        world.pos, world.vel);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_entity"] = NsPer(static_cast<double>(n));
+}
+
+void BM_IterateDenseArrays(benchmark::State& state, size_t n) {
+  std::vector<Position> positions(n, Position{0, 0, 0});
+  std::vector<Velocity> velocities(n, Velocity{1, 2, 3});
+  for (auto _ : state) {
+    Position* p = positions.data();
+    const Velocity* v = velocities.data();
+    for (size_t i = 0; i < n; ++i) {
+      p[i].x += v[i].x;
+      p[i].y += v[i].y;
+      p[i].z += v[i].z;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_entity"] = NsPer(static_cast<double>(n));
+}
+
+// Sparse10: all N have Position, a random 10% also Velocity.
+// Exclude50: all N have Position+Velocity, a random 50% also Frozen.
+void BM_Query(benchmark::State& state, size_t n, bool exclude50) {
+  MovingWorld world(n);
+  testing::Random rng(kSeed);
+  Archetype archetype;
+  archetype.Set(world.pos, Position{0, 0, 0});
+  if (exclude50) archetype.Set(world.vel, Velocity{1, 2, 3});
+  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  Filter filter;
+  filter.Include(world.pos).Include(world.vel);
+  if (exclude50) filter.Exclude(world.frozen);
+  size_t matches = 0;
+  for (Entity e : world.entities) {
+    if (exclude50) {
+      if (rng.Bernoulli(0.5)) {
+        (void)world.pages.Add(e, world.frozen, Frozen{});
+      } else {
+        ++matches;
+      }
+    } else if (rng.Bernoulli(0.1)) {
+      (void)world.pages.Add(e, world.vel, Velocity{1, 2, 3});
+      ++matches;
+    }
+  }
+  if (CountMatches(world.pages, filter) != matches) {
+    state.SkipWithError("wrong match count");
+    return;
+  }
+  for (auto _ : state) {
+    ForEachMatch(
+        world.pages, filter,
+        [](Position& p, const Velocity& v) {
+          p.x += v.x;
+          p.y += v.y;
+          p.z += v.z;
+        },
+        world.pos, world.vel);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(matches));
+  state.counters["ns_per_match"] = NsPer(static_cast<double>(matches));
+}
+void BM_QuerySparse10(benchmark::State& state, size_t n) { BM_Query(state, n, false); }
+void BM_QueryExclude50(benchmark::State& state, size_t n) { BM_Query(state, n, true); }
+
+void BM_PagesAddRemove(benchmark::State& state, size_t n) {
+  MovingWorld world(n);
+  Archetype archetype;
+  archetype.Set(world.pos, Position{0, 0, 0});
+  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  const Velocity v{1, 2, 3};
+  for (auto _ : state) {
+    bool ok = true;
+    for (Entity e : world.entities) ok &= world.pages.Add(e, world.vel, v).ok();
+    for (Entity e : world.entities) ok &= world.pages.Remove(e, world.vel).ok();
+    world.pages.ReleaseEmptyPages();  // the per-frame dirty pass is part of the cost
+    if (!ok) state.SkipWithError("add/remove failed");
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_pair"] = NsPer(static_cast<double>(n));
+}
+
+void BM_PagesCreateFromArchetype(benchmark::State& state, size_t n) {
+  MovingWorld world(n);
+  Archetype archetype;
+  archetype.Set(world.pos, Position{1, 2, 3}).Set(world.vel, Velocity{4, 5, 6});
+  for (auto _ : state) {
+    if (!world.pages.CreateFromArchetype(world.entities, archetype).ok()) {
+      state.SkipWithError("create failed");
+      break;
+    }
+    state.PauseTiming();
+    world.pages.DeleteEntities(world.entities);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_entity"] = NsPer(static_cast<double>(n));
+}
+
+void BM_PagesRandomGet(benchmark::State& state, size_t n) {
+  MovingWorld world(n);
+  Archetype archetype;
+  archetype.Set(world.pos, Position{1, 2, 3});
+  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  std::vector<Entity> shuffled = world.entities;
+  testing::Random rng(kSeed);
+  rng.Shuffle(absl::MakeSpan(shuffled));
+  for (auto _ : state) {
+    float sum = 0;
+    for (Entity e : shuffled) {
+      const Position* p = world.pages.TryGet(e, world.pos);
+      sum += p->x;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+}
+
+void RegisterAll() {
+  static const char* const kSchemeNames[] = {"EntityRows", "PageMasks", "PageMasksSimd",
+                                             "DenseMaskBaseline"};
+  for (int density : {1, 10, 50, 100}) {
+    for (auto [inc, exc] : {std::pair{2, 0}, std::pair{4, 4}, std::pair{8, 8}}) {
+      for (int scheme : {kEntityRows, kPageMasks, kPageMasksSimd, kDenseMaskBaseline}) {
+        const std::string name = std::string("BM_Filter/") + kSchemeNames[scheme] + "/" +
+                                 std::to_string(density) + "/" + std::to_string(inc) +
+                                 "x" + std::to_string(exc);
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [scheme, density, inc = inc, exc = exc](
+                                         benchmark::State& state) {
+                                       BM_Filter(state, static_cast<Scheme>(scheme),
+                                                 density, inc, exc);
+                                     })
+            ->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+  for (int n : {10000, 100000, 1000000}) {
+    const std::string suffix = "/" + std::to_string(n);
+    auto reg = [&](const char* base, void (*fn)(benchmark::State&, size_t)) {
+      benchmark::RegisterBenchmark((std::string(base) + suffix).c_str(),
+                                   [fn, n](benchmark::State& state) {
+                                     fn(state, static_cast<size_t>(n));
+                                   })
+          ->Unit(benchmark::kMicrosecond);
+    };
+    reg("BM_Iterate/PageMasksSimd", BM_IteratePageMasksSimd);
+    reg("BM_Iterate/DenseArrays", BM_IterateDenseArrays);
+    reg("BM_Query/Sparse10", BM_QuerySparse10);
+    reg("BM_Query/Exclude50", BM_QueryExclude50);
+    reg("BM_Pages/AddRemove", BM_PagesAddRemove);
+    reg("BM_Pages/CreateFromArchetype", BM_PagesCreateFromArchetype);
+    reg("BM_Pages/RandomGet", BM_PagesRandomGet);
+  }
+}
+
+const bool kRegistered = (RegisterAll(), true);
+
+}  // namespace
+}  // namespace strata
