@@ -35,12 +35,13 @@ uint32_t EntityIndex::HashManager(const ComponentManager* manager) {
 EntityIndex::EntityIndex(MixFunction mix)
     : mix_(mix), registry_(0, KeyHash{this}, KeyEq{this}) {
   records_.push_back(Record{0, 0, nullptr});
+  transitions_.assign(size_t{1} << kTransitionBits, kEmptyPrototype);
   info_.push_back(RecordInfo{0, 0, 0});
 }
 
 EntityIndex::~EntityIndex() = default;
 
-EntityIndex::Slot& EntityIndex::SlotAt(uint32_t index) {
+EntityIndex::Slot& EntityIndex::SlotAtNewPage(uint32_t index) {
   const uint32_t page = index >> kPageBits;
   if (page >= pages_.size()) pages_.resize(size_t{page} + 1);
   if (pages_[page] == nullptr) {
@@ -87,25 +88,35 @@ uint32_t EntityIndex::ChildId(uint32_t base, const ComponentManager* manager,
   return id == 0 ? 1 : id;
 }
 
-uint32_t EntityIndex::FindOrAddChild(uint32_t base, ComponentManager* manager,
-                                     uint32_t name) {
+uint32_t EntityIndex::FindChild(uint32_t base, ComponentManager* manager, uint32_t name) {
+  uint32_t& cached = transitions_[TransitionSlot(base, manager, name)];
+  // records_[0] has a null manager, so an empty entry never matches.
+  const Record& r = records_[cached];
+  if (r.manager == manager && r.base == base && r.name == name) return cached;
   const Key key{base, name, manager, ChildId(base, manager, name)};
   ++registry_probes_;
   auto it = registry_.find(key);
-  if (it != registry_.end()) return *it;
+  if (it == registry_.end()) return kEmptyPrototype;
+  cached = *it;
+  return cached;
+}
+
+uint32_t EntityIndex::AddChild(uint32_t base, ComponentManager* manager, uint32_t name) {
+  const uint32_t id = ChildId(base, manager, name);
   uint32_t record;
   if (!free_records_.empty()) {
     record = free_records_.back();
     free_records_.pop_back();
     records_[record] = Record{base, name, manager};
-    info_[record] = RecordInfo{key.id, 0, 0};
+    info_[record] = RecordInfo{id, 0, 0};
   } else {
     record = static_cast<uint32_t>(records_.size());
     records_.push_back(Record{base, name, manager});
-    info_.push_back(RecordInfo{key.id, 0, 0});
+    info_.push_back(RecordInfo{id, 0, 0});
   }
   if (base != kEmptyPrototype) ++info_[base].child_refs;
   registry_.insert(record);
+  transitions_[TransitionSlot(base, manager, name)] = record;
   return record;
 }
 
@@ -132,13 +143,25 @@ absl::Status EntityIndex::RegisterComponent(Entity entity, ComponentManager* man
         absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
   }
   Slot& slot = SlotAt(entity.index());
-  uint32_t base;
-  STRATA_RETURN_IF_ERROR(CheckSlot(entity, &slot, &base));
-  if (ChainHas(base, name.value())) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        entity.DebugString(), " already has a component named ", name.DebugString()));
+  uint32_t base = kEmptyPrototype;
+  if (slot.prototype != kEmptyPrototype) {
+    if (slot.generation == entity.generation()) {
+      base = slot.prototype;
+    } else if (entity.generation() < slot.generation) {
+      return CheckSlot(entity, &slot, &base);  // the stale-handle error
+    }
   }
-  SetPrototype(slot, entity.generation(), FindOrAddChild(base, manager, name.value()));
+  uint32_t child = FindChild(base, manager, name.value());
+  if (child == kEmptyPrototype) {
+    // Every existing prototype was built from a chain without duplicates, so only a
+    // new child needs the duplicate check.
+    if (ChainHas(base, name.value())) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          entity.DebugString(), " already has a component named ", name.DebugString()));
+    }
+    child = AddChild(base, manager, name.value());
+  }
+  SetPrototype(slot, entity.generation(), child);
   return absl::OkStatus();
 }
 
@@ -201,19 +224,6 @@ absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
     SetPrototype(slot, entity.generation(), last_child);
   }
   return absl::OkStatus();
-}
-
-ComponentManager* EntityIndex::FindComponentManager(Entity entity, IdString32 name) const {
-  const Slot* slot = FindSlot(entity);
-  if (slot == nullptr) return nullptr;
-  const Record* records = records_.data();
-  uint32_t prototype = slot->prototype;
-  while (prototype != kEmptyPrototype) {
-    const Record& r = records[prototype];
-    if (r.name == name.value()) return r.manager;
-    prototype = r.base;
-  }
-  return nullptr;
 }
 
 absl::Status EntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
@@ -299,6 +309,7 @@ std::vector<EntityIndex::ComponentEntry> EntityIndex::Components(Entity entity) 
 
 size_t EntityIndex::RegistryMemoryUsage() const {
   return records_.capacity() * sizeof(Record) + info_.capacity() * sizeof(RecordInfo) +
+         transitions_.capacity() * sizeof(uint32_t) +
          free_records_.capacity() * sizeof(uint32_t) +
          index_internal::SwissTableBytes(registry_.capacity(), sizeof(uint32_t),
                                          alignof(uint32_t));

@@ -89,7 +89,15 @@ class EntityIndex {
 
   // FindComponentManager: the manager holding `entity`'s component `name`, or nullptr
   // (unknown or stale entity, no such name). O(chain depth), no hashing.
-  ComponentManager* FindComponentManager(Entity entity, IdString32 name) const;
+  ComponentManager* FindComponentManager(Entity entity, IdString32 name) const {
+    const Slot* slot = FindSlot(entity);
+    if (slot == nullptr) return nullptr;
+    const Record* records = records_.data();
+    for (uint32_t p = slot->prototype; p != kEmptyPrototype; p = records[p].base) {
+      if (records[p].name == name.value()) return records[p].manager;
+    }
+    return nullptr;
+  }
 
   // UnregisterComponent: removes `name` from `entity`: the entity moves to the chain
   // without that entry, rebuilt from its base, reusing existing prototypes.
@@ -121,7 +129,8 @@ class EntityIndex {
   size_t num_entities() const { return num_entities_; }
   // num_prototypes: live prototypes, not counting P0.
   size_t num_prototypes() const { return registry_.size(); }
-  // registry_probes: registry hash lookups made so far (for tests and benchmarks).
+  // registry_probes: registry hash lookups made so far (for tests and benchmarks);
+  // registrations that hit the small transition cache do not probe.
   uint64_t registry_probes() const { return registry_probes_; }
 
   // MemoryUsage: bytes allocated by the index (entity pages, prototype records and the
@@ -157,6 +166,8 @@ class EntityIndex {
     uint32_t prototype;
   };
   static constexpr uint32_t kPageBits = 10;
+  // NOTE: 1024 cached transitions (4 KiB) cover a few hundred live prototypes' edges.
+  static constexpr uint32_t kTransitionBits = 10;
   static constexpr uint32_t kPageSize = 1u << kPageBits;
 
   // The lookup key of a child prototype, with its precomputed id.
@@ -196,15 +207,37 @@ class EntityIndex {
     return const_cast<Slot*>(static_cast<const EntityIndex*>(this)->FindSlot(entity));
   }
   // The slot of `index`, allocating its page.
-  Slot& SlotAt(uint32_t index);
+  Slot& SlotAt(uint32_t index) {
+    const uint32_t page = index >> kPageBits;
+    if (page < pages_.size() && pages_[page] != nullptr) {
+      return pages_[page][index & (kPageSize - 1)];
+    }
+    return SlotAtNewPage(index);
+  }
+  Slot& SlotAtNewPage(uint32_t index);
   // Checks `entity` may register into `slot`; returns its current prototype in *base
   // (kEmptyPrototype if the slot is free or holds an older generation).
   absl::Status CheckSlot(Entity entity, const Slot* slot, uint32_t* base) const;
   // True if the chain from `prototype` contains `name`.
   bool ChainHas(uint32_t prototype, uint32_t name) const;
   uint32_t ChildId(uint32_t base, const ComponentManager* manager, uint32_t name) const;
-  // The prototype {base, manager, name}, created if missing.
-  uint32_t FindOrAddChild(uint32_t base, ComponentManager* manager, uint32_t name);
+  // The transition cache entry for (base, manager, name).
+  static uint32_t TransitionSlot(uint32_t base, const ComponentManager* manager,
+                                 uint32_t name) {
+    const uint32_t h = (base * 0x9E3779B1u) ^ name ^
+                       static_cast<uint32_t>(reinterpret_cast<uintptr_t>(manager) >> 4) *
+                           0x85EBCA77u;
+    return (h * 0xC2B2AE3Du) >> (32 - kTransitionBits);
+  }
+  // The prototype {base, manager, name}, or kEmptyPrototype if it does not exist.
+  // Tries the transition cache, then the registry.
+  uint32_t FindChild(uint32_t base, ComponentManager* manager, uint32_t name);
+  // Adds the prototype {base, manager, name}, which must not exist.
+  uint32_t AddChild(uint32_t base, ComponentManager* manager, uint32_t name);
+  uint32_t FindOrAddChild(uint32_t base, ComponentManager* manager, uint32_t name) {
+    const uint32_t child = FindChild(base, manager, name);
+    return child != kEmptyPrototype ? child : AddChild(base, manager, name);
+  }
   // Points `slot` (for `entity`) at `prototype`, keeping refcounts and num_entities_.
   void SetPrototype(Slot& slot, uint32_t generation, uint32_t prototype);
 
@@ -216,6 +249,10 @@ class EntityIndex {
   std::vector<RecordInfo> info_;
   std::vector<uint32_t> free_records_;
   absl::flat_hash_set<uint32_t, KeyHash, KeyEq> registry_;
+  // Direct-mapped cache of recent transitions base -> child. An entry is trusted only
+  // if the record it names still is {base, manager, name}, so it never needs
+  // invalidating (records are never shrunk, only reused).
+  std::vector<uint32_t> transitions_;
   uint64_t registry_probes_ = 0;
 };
 

@@ -311,8 +311,14 @@ TEST(EntityIndex, ArticleWorkedExample) {
   EXPECT_EQ(index.FindComponentManager(entity_1, kFog), &m.render_data_1);
   EXPECT_EQ(index.FindComponentManager(entity_3, kFog), &m.render_data_2);
   EXPECT_EQ(index.FindComponentManager(entity_3, kTransform), &m.transform);
-  // One registry probe per registration, none per lookup.
-  EXPECT_EQ(index.registry_probes(), 9u);
+  // At most one registry probe per registration (the transition cache saves most),
+  // none per lookup.
+  const uint64_t probes = index.registry_probes();
+  EXPECT_LE(probes, 9u);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(index.FindComponentManager(entity_2, kVignette), &m.render_data_1);
+  }
+  EXPECT_EQ(index.registry_probes(), probes);
 }
 
 TEST(EntityIndex, EntitiesDivergeAfterAddAndRemove) {
@@ -520,8 +526,9 @@ TEST(EntityIndex, MemoryUsageMatchesTheAllocator) {
     }
     EXPECT_EQ(index.num_prototypes(), 101u);
     ExpectMemoryUsageMatches(index.MemoryUsage(), GlobalAllocationCounter().live_bytes() - before);
-    // 20 pages of 8 KiB dominate; the registry is a few KiB.
-    EXPECT_LT(index.RegistryMemoryUsage(), 8u * 1024);
+    // 20 pages of 8 KiB dominate; the registry (records, hash set and the 4 KiB
+    // transition cache) is a few KiB.
+    EXPECT_LT(index.RegistryMemoryUsage(), 12u * 1024);
   }
   EXPECT_EQ(GlobalAllocationCounter().live_bytes(), before);
 }
