@@ -243,6 +243,8 @@ class TransformComponent {
   // Deferred: moves a clean node and its clean descendants to the front of the dirty
   // range, parents before children. Returns the node's new position.
   uint32_t MarkDirty(uint32_t pos);
+  // Deferred: puts the dirty range in preorder (parents before children).
+  void OrderDirtyRange();
   void DestroyAt(uint32_t pos);
   void OnEntitiesDestroyed(absl::Span<const Entity> entities);
 

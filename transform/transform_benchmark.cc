@@ -1,0 +1,238 @@
+// Benchmarks of TransformComponent, the cases of issue 4 / seed 002 part 3:
+//
+//   BM_Transform/<Case>/<Mode>/<N>, counter ns_per_node = frame time / nodes whose world
+//   matrix the frame recomputes (for FlatOnePercent: the 1% that move).
+//
+// Cases: MovingChain (one chain of N, every node set each frame), MovingRoot (the root
+// of a 5-level tree of N nodes moves), FlatOnePercent (1M roots, 1% set each frame),
+// FlatAll (1M roots, all set), Hierarchy (100k parents with 9 children each, every
+// parent set: all 1M worlds recomputed). Modes: Immediate (SetLocal per node), Batch
+// (one SetLocalBatch), Deferred (SetLocal per node + UpdateWorld).
+//
+// Run: bazel run -c opt //transform:transform_benchmark -- --benchmark_repetitions=5
+//      --benchmark_report_aggregates_only=true   (about 2 minutes)
+// Subset: --benchmark_filter=FlatAll
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "benchmark/benchmark.h"
+#include "entity/entity.h"
+#include "testing/random.h"
+#include "transform/matrix.h"
+#include "transform/transform_component.h"
+
+namespace strata {
+namespace {
+
+using Instance = TransformComponent::Instance;
+
+enum class Mode { kImmediate, kBatch, kDeferred };
+
+constexpr uint32_t kMillion = 1000000;
+
+// Two alternating sets of local matrices, shared by every scene (generated once), so a
+// frame writes different values than the frame before.
+const std::vector<Matrix4x4>& Pose(int frame) {
+  static const auto* poses = [] {
+    auto* p = new std::vector<Matrix4x4>[2];
+    testing::Random rng(0xBE7C4);
+    for (int f = 0; f < 2; ++f) {
+      p[f].resize(kMillion);
+      for (Matrix4x4& m : p[f]) {
+        m = Matrix4x4::Compose(
+            {rng.UniformFloat(-1, 1), rng.UniformFloat(-1, 1), rng.UniformFloat(-1, 1)},
+            Quaternion::FromAxisAngle({0.3f, 1.0f, rng.UniformFloat(-1, 1)},
+                                      rng.UniformFloat(-0.2f, 0.2f)),
+            {1, 1, 1});
+      }
+    }
+    return p;
+  }();
+  return poses[frame & 1];
+}
+
+struct Scene {
+  std::unique_ptr<TransformComponent> tc;
+  std::vector<Instance> nodes;
+  std::vector<Instance> moving;  // set every frame, in this order
+  size_t updated = 0;            // world matrices recomputed per frame
+};
+
+Scene MakeNodes(Mode mode, uint32_t n) {
+  Scene s;
+  TransformComponent::Options options;
+  options.mode = mode == Mode::kDeferred ? TransformComponent::Mode::kDeferred
+                                         : TransformComponent::Mode::kImmediate;
+  options.initial_capacity = n;
+  s.tc = std::make_unique<TransformComponent>(options);
+  std::vector<Entity> entities(n);
+  for (uint32_t k = 0; k < n; ++k) entities[k] = Entity(k, 0);
+  s.nodes.resize(n);
+  const std::vector<Matrix4x4>& pose = Pose(0);
+  const absl::Span<const Matrix4x4> locals(pose.data(), n);
+  if (!s.tc->CreateBatch(entities, locals, absl::MakeSpan(s.nodes)).ok()) std::abort();
+  return s;
+}
+
+void LinkOrDie(Scene& s, absl::Span<const Instance> children, absl::Span<const Instance> parents) {
+  if (!s.tc->LinkBatch(children, parents).ok()) std::abort();
+}
+
+// One chain of n: node k is the child of node k - 1; every node moves.
+Scene MakeChain(Mode mode, uint32_t n) {
+  Scene s = MakeNodes(mode, n);
+  LinkOrDie(s, absl::MakeSpan(s.nodes).subspan(1), absl::MakeSpan(s.nodes).subspan(0, n - 1));
+  s.moving = s.nodes;
+  s.updated = n;
+  return s;
+}
+
+// A complete b-ary tree of n nodes with 5 levels (b the smallest branching that fits n
+// in 5 levels), in breadth-first order; the root moves.
+Scene MakeTree5(Mode mode, uint32_t n) {
+  uint32_t b = 1;
+  while (1 + b + b * b + b * b * b + b * b * b * b < n) ++b;
+  Scene s = MakeNodes(mode, n);
+  std::vector<Instance> children, parents;
+  for (uint32_t k = 1; k < n; ++k) {
+    children.push_back(s.nodes[k]);
+    parents.push_back(s.nodes[(k - 1) / b]);
+  }
+  LinkOrDie(s, children, parents);
+  s.moving = {s.nodes[0]};
+  s.updated = n;
+  return s;
+}
+
+// n roots; `percent` of them (a fixed random set, in memory order) move.
+Scene MakeFlat(Mode mode, uint32_t n, uint32_t percent) {
+  Scene s = MakeNodes(mode, n);
+  if (percent >= 100) {
+    s.moving = s.nodes;
+  } else {
+    testing::Random rng(0xF1A7);
+    std::vector<uint32_t> order = rng.Permutation(n);
+    order.resize(size_t{n} * percent / 100);
+    std::sort(order.begin(), order.end());
+    for (uint32_t k : order) s.moving.push_back(s.nodes[k]);
+  }
+  s.updated = s.moving.size();
+  return s;
+}
+
+// `parents` families, each a parent followed by its `children` (so a family is
+// contiguous); every parent moves, every node's world is recomputed.
+Scene MakeHierarchy(Mode mode, uint32_t parents, uint32_t children) {
+  const uint32_t family = children + 1;
+  Scene s = MakeNodes(mode, parents * family);
+  std::vector<Instance> kids, dads;
+  for (uint32_t p = 0; p < parents; ++p) {
+    for (uint32_t c = 1; c <= children; ++c) {
+      kids.push_back(s.nodes[p * family + c]);
+      dads.push_back(s.nodes[p * family]);
+    }
+    s.moving.push_back(s.nodes[p * family]);
+  }
+  LinkOrDie(s, kids, dads);
+  s.updated = s.nodes.size();
+  return s;
+}
+
+void Frame(Mode mode, Scene& s, int frame) {
+  const std::vector<Matrix4x4>& pose = Pose(frame);
+  TransformComponent& tc = *s.tc;
+  switch (mode) {
+    case Mode::kImmediate:
+      for (size_t k = 0; k < s.moving.size(); ++k) tc.SetLocal(s.moving[k], pose[k]);
+      break;
+    case Mode::kBatch:
+      if (!tc.SetLocalBatch(s.moving, absl::MakeConstSpan(pose.data(), s.moving.size())).ok()) {
+        std::abort();
+      }
+      break;
+    case Mode::kDeferred:
+      for (size_t k = 0; k < s.moving.size(); ++k) tc.SetLocal(s.moving[k], pose[k]);
+      tc.UpdateWorld();
+      break;
+  }
+}
+
+template <typename MakeScene>
+void RunFrames(benchmark::State& state, Mode mode, MakeScene make) {
+  Scene s = make();
+  // Warm up: deferred mode moves the movers into the dirty range on the first frame.
+  Frame(mode, s, 0);
+  Frame(mode, s, 1);
+  int frame = 0;
+  double ns = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    Frame(mode, s, frame++);
+    const auto stop = std::chrono::steady_clock::now();
+    ns += std::chrono::duration<double, std::nano>(stop - start).count();
+  }
+  benchmark::DoNotOptimize(s.tc->World(s.nodes.back()));
+  const double nodes = static_cast<double>(state.iterations()) * static_cast<double>(s.updated);
+  state.counters["ns_per_node"] = ns / nodes;
+  state.counters["nodes"] = static_cast<double>(s.updated);
+  state.SetItemsProcessed(static_cast<int64_t>(nodes));
+}
+
+const char* ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kImmediate:
+      return "Immediate";
+    case Mode::kBatch:
+      return "Batch";
+    case Mode::kDeferred:
+      return "Deferred";
+  }
+  return "?";
+}
+
+void RegisterAll() {
+  for (Mode mode : {Mode::kImmediate, Mode::kBatch, Mode::kDeferred}) {
+    const std::string m = ModeName(mode);
+    benchmark::RegisterBenchmark(
+        ("BM_Transform/MovingChain/" + m).c_str(),
+        [mode](benchmark::State& st) {
+          RunFrames(st, mode, [&] { return MakeChain(mode, static_cast<uint32_t>(st.range(0))); });
+        })
+        ->Arg(8)->Arg(64)->Arg(512);
+    benchmark::RegisterBenchmark(
+        ("BM_Transform/MovingRoot/" + m).c_str(),
+        [mode](benchmark::State& st) {
+          RunFrames(st, mode, [&] { return MakeTree5(mode, static_cast<uint32_t>(st.range(0))); });
+        })
+        ->Arg(781)->Arg(97656);
+    benchmark::RegisterBenchmark(
+        ("BM_Transform/FlatOnePercent/" + m).c_str(),
+        [mode](benchmark::State& st) {
+          RunFrames(st, mode, [&] { return MakeFlat(mode, static_cast<uint32_t>(st.range(0)), 1); });
+        })
+        ->Arg(kMillion)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(
+        ("BM_Transform/FlatAll/" + m).c_str(),
+        [mode](benchmark::State& st) {
+          RunFrames(st, mode, [&] { return MakeFlat(mode, static_cast<uint32_t>(st.range(0)), 100); });
+        })
+        ->Arg(kMillion)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(
+        ("BM_Transform/Hierarchy/" + m).c_str(),
+        [mode](benchmark::State& st) {
+          RunFrames(st, mode, [&] { return MakeHierarchy(mode, static_cast<uint32_t>(st.range(0)), 9); });
+        })
+        ->Arg(100000)->Unit(benchmark::kMillisecond);
+  }
+}
+
+const int kRegistered = (RegisterAll(), 0);
+
+}  // namespace
+}  // namespace strata

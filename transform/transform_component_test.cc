@@ -1,0 +1,533 @@
+#include "transform/transform_component.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/random.h"
+#include "testing/status_matchers.h"
+#include "transform/matrix.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::IsOk;
+using ::strata::testing::Random;
+using ::strata::testing::StatusIs;
+using ::testing::HasSubstr;
+using Instance = TransformComponent::Instance;
+using Mode = TransformComponent::Mode;
+
+TransformComponent::Options WithMode(Mode mode) {
+  TransformComponent::Options options;
+  options.mode = mode;
+  return options;
+}
+
+class TransformModes : public ::testing::TestWithParam<Mode> {
+ protected:
+  // Deferred mode needs UpdateWorld before World() is current; immediate mode does not.
+  void Settle(TransformComponent& tc) {
+    if (tc.mode() == Mode::kDeferred) tc.UpdateWorld();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Modes, TransformModes,
+                         ::testing::Values(Mode::kImmediate, Mode::kDeferred),
+                         [](const ::testing::TestParamInfo<Mode>& info) {
+                           return info.param == Mode::kImmediate ? std::string("Immediate")
+                                                                 : std::string("Deferred");
+                         });
+
+TEST_P(TransformModes, HeaderExample) {
+  EntityManager entities;
+  TransformComponent transforms(WithMode(GetParam()));
+  transforms.ConnectTo(entities);
+  Entity car = entities.Create(), wheel = entities.Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, transforms.Create(car, Matrix4x4::Translation(10, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance w, transforms.Create(wheel, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK(transforms.Link(w, c));
+  EXPECT_TRUE(transforms.SetLocal(c, Matrix4x4::Translation(20, 0, 0)));
+  Settle(transforms);
+  EXPECT_EQ(transforms.World(w), Matrix4x4::Translation(21, 0, 0));
+  EXPECT_THAT(transforms.Link(c, w), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(transforms.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, EmptyComponent) {
+  TransformComponent tc(WithMode(GetParam()));
+  EXPECT_EQ(tc.size(), 0u);
+  EXPECT_FALSE(tc.Lookup(Entity(0, 0)).is_valid());
+  EXPECT_FALSE(tc.IsValid(Instance()));
+  EXPECT_FALSE(tc.SetLocal(Instance(), Matrix4x4::Identity()));
+  EXPECT_FALSE(tc.DestroyEntity(Entity(3, 1)));
+  EXPECT_THAT(tc.SetLocalBatch({}, {}), IsOk());
+  std::vector<Instance> none;
+  EXPECT_THAT(tc.CreateBatch({}, {}, absl::MakeSpan(none)), IsOk());
+  tc.UpdateWorld();
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, CreateLookupAndErrors) {
+  TransformComponent tc(WithMode(GetParam()));
+  const Entity e(5, 2);
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(e, Matrix4x4::Translation(1, 2, 3)));
+  EXPECT_EQ(tc.Lookup(e), i);
+  EXPECT_EQ(tc.entity(i), e);
+  EXPECT_EQ(tc.Local(i), Matrix4x4::Translation(1, 2, 3));
+  EXPECT_EQ(tc.World(i), Matrix4x4::Translation(1, 2, 3));  // a new root is current
+  EXPECT_THAT(tc.Create(e, Matrix4x4::Identity()), StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(tc.Create(Entity(), Matrix4x4::Identity()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_FALSE(tc.Parent(i).is_valid());
+  EXPECT_FALSE(tc.FirstChild(i).is_valid());
+  EXPECT_EQ(tc.size(), 1u);
+}
+
+TEST_P(TransformModes, CreateBatchIsAllOrNothing) {
+  TransformComponent tc(WithMode(GetParam()));
+  ASSERT_THAT(tc.Create(Entity(1, 0), Matrix4x4::Identity()), IsOk());
+  std::vector<Entity> entities = {Entity(2, 0), Entity(3, 0), Entity(1, 0)};
+  std::vector<Matrix4x4> locals(3, Matrix4x4::Translation(1, 1, 1));
+  std::vector<Instance> out(3);
+  EXPECT_THAT(tc.CreateBatch(entities, locals, absl::MakeSpan(out)),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("entities[2]")));
+  entities[2] = Entity(2, 0);
+  EXPECT_THAT(tc.CreateBatch(entities, locals, absl::MakeSpan(out)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("repeated")));
+  entities[2] = Entity();
+  EXPECT_THAT(tc.CreateBatch(entities, locals, absl::MakeSpan(out)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("invalid")));
+  EXPECT_THAT(tc.CreateBatch(entities, locals, absl::MakeSpan(out).subspan(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("sizes")));
+  EXPECT_EQ(tc.size(), 1u);
+  EXPECT_FALSE(tc.Lookup(Entity(2, 0)).is_valid());
+  entities[2] = Entity(4, 0);
+  ASSERT_THAT(tc.CreateBatch(entities, locals, absl::MakeSpan(out)), IsOk());
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(tc.Lookup(entities[k]), out[k]);
+    EXPECT_EQ(tc.World(out[k]), Matrix4x4::Translation(1, 1, 1));
+  }
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, LinkComposesRowVectorOrder) {
+  TransformComponent tc(WithMode(GetParam()));
+  const Matrix4x4 parent_local = Matrix4x4::Compose({5, 0, 0}, Quaternion::FromAxisAngle({0, 0, 1}, 1.5707964f), {2, 2, 2});
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(1, 0), parent_local));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(2, 0), Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK(tc.Link(c, p));
+  Settle(tc);
+  EXPECT_EQ(tc.Parent(c), p);
+  EXPECT_EQ(tc.FirstChild(p), c);
+  EXPECT_TRUE(NearlyEqual(tc.World(c), Matrix4x4::Translation(1, 0, 0) * parent_local));
+  // The child's origin: (1,0,0) scaled by 2, rotated onto +y, moved by 5 in x.
+  const Vector3 origin = tc.World(c).translation();
+  EXPECT_NEAR(origin.x, 5.0f, 1e-5f);
+  EXPECT_NEAR(origin.y, 2.0f, 1e-5f);
+  STRATA_ASSERT_OK(tc.Unlink(c));
+  STRATA_ASSERT_OK(tc.Unlink(c));  // already a root
+  Settle(tc);
+  EXPECT_EQ(tc.World(c), Matrix4x4::Translation(1, 0, 0));
+  EXPECT_FALSE(tc.Parent(c).is_valid());
+}
+
+TEST_P(TransformModes, CyclesAreRejectedAndChangeNothing) {
+  TransformComponent tc(WithMode(GetParam()));
+  std::vector<Instance> n(4);
+  for (uint32_t k = 0; k < 4; ++k) {
+    STRATA_ASSERT_OK_AND_ASSIGN(n[k], tc.Create(Entity(k, 0), Matrix4x4::Translation(1, 0, 0)));
+  }
+  STRATA_ASSERT_OK(tc.Link(n[1], n[0]));
+  STRATA_ASSERT_OK(tc.Link(n[2], n[1]));
+  STRATA_ASSERT_OK(tc.Link(n[3], n[1]));
+  Settle(tc);
+  EXPECT_THAT(tc.Link(n[0], n[0]), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cycle")));
+  EXPECT_THAT(tc.Link(n[0], n[2]), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(tc.Link(n[1], n[3]), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(tc.Link(n[0], n[3]), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(tc.LinkBatch({n[3], n[0]}, {n[2], n[3]}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pair 1")));
+  // The first pair of the batch was applied, as documented.
+  EXPECT_EQ(tc.Parent(n[3]), n[2]);
+  EXPECT_FALSE(tc.Parent(n[0]).is_valid());
+  Settle(tc);
+  EXPECT_EQ(tc.World(n[3]), Matrix4x4::Translation(4, 0, 0));
+  EXPECT_EQ(tc.World(n[0]), Matrix4x4::Translation(1, 0, 0));
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, StaleInstancesAreRejected) {
+  TransformComponent tc(WithMode(GetParam()));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance a, tc.Create(Entity(1, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance b, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK(tc.Destroy(a));
+  EXPECT_FALSE(tc.IsValid(a));
+  EXPECT_THAT(tc.Destroy(a), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(tc.Link(a, b), StatusIs(absl::StatusCode::kNotFound, HasSubstr("child")));
+  EXPECT_THAT(tc.Link(b, a), StatusIs(absl::StatusCode::kNotFound, HasSubstr("parent")));
+  EXPECT_THAT(tc.Unlink(a), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_FALSE(tc.SetLocal(a, Matrix4x4::Translation(1, 0, 0)));
+  EXPECT_THAT(tc.SetLocalBatch({b, a}, {Matrix4x4::Translation(9, 0, 0), Matrix4x4::Identity()}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("instances[1]")));
+  Settle(tc);
+  EXPECT_EQ(tc.Local(b), Matrix4x4::Identity());  // all or nothing
+  EXPECT_FALSE(tc.Parent(a).is_valid());
+  EXPECT_EQ(tc.entity(a), Entity());
+  // The id is reused by the next create, but the old handle stays stale.
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(3, 0), Matrix4x4::Identity()));
+  EXPECT_EQ(c.id(), a.id());
+  EXPECT_NE(c, a);
+  EXPECT_FALSE(tc.IsValid(a));
+  EXPECT_TRUE(tc.IsValid(c));
+  EXPECT_FALSE(tc.Lookup(Entity(1, 0)).is_valid());
+}
+
+TEST_P(TransformModes, DestroyParentOrphansChildren) {
+  TransformComponent tc(WithMode(GetParam()));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance root, tc.Create(Entity(0, 0), Matrix4x4::Translation(100, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance mid, tc.Create(Entity(1, 0), Matrix4x4::Translation(10, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance leaf, tc.Create(Entity(2, 0), Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance other, tc.Create(Entity(3, 0), Matrix4x4::Translation(2, 0, 0)));
+  STRATA_ASSERT_OK(tc.Link(mid, root));
+  STRATA_ASSERT_OK(tc.Link(leaf, mid));
+  STRATA_ASSERT_OK(tc.Link(other, root));
+  Settle(tc);
+  EXPECT_EQ(tc.World(leaf), Matrix4x4::Translation(111, 0, 0));
+  STRATA_ASSERT_OK(tc.Destroy(root));
+  Settle(tc);
+  EXPECT_EQ(tc.size(), 3u);
+  EXPECT_FALSE(tc.Parent(mid).is_valid());
+  EXPECT_FALSE(tc.Parent(other).is_valid());
+  EXPECT_EQ(tc.Parent(leaf), mid);
+  EXPECT_EQ(tc.World(mid), Matrix4x4::Translation(10, 0, 0));
+  EXPECT_EQ(tc.World(leaf), Matrix4x4::Translation(11, 0, 0));
+  EXPECT_EQ(tc.World(other), Matrix4x4::Translation(2, 0, 0));
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+  // Destroying a middle child keeps the sibling list intact.
+  STRATA_ASSERT_OK(tc.Link(other, mid));
+  STRATA_ASSERT_OK(tc.Destroy(leaf));
+  EXPECT_EQ(tc.FirstChild(mid), other);
+  EXPECT_FALSE(tc.NextSibling(other).is_valid());
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, SetLocalBatchTakesLastOfRepeatsAndChecksSizes) {
+  TransformComponent tc(WithMode(GetParam()));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(0, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(1, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK(tc.Link(c, p));
+  EXPECT_THAT(tc.SetLocalBatch({p}, {}), StatusIs(absl::StatusCode::kInvalidArgument));
+  STRATA_ASSERT_OK(tc.SetLocalBatch(
+      {c, p, c, p},
+      {Matrix4x4::Translation(1, 0, 0), Matrix4x4::Translation(10, 0, 0),
+       Matrix4x4::Translation(2, 0, 0), Matrix4x4::Translation(20, 0, 0)}));
+  Settle(tc);
+  EXPECT_EQ(tc.Local(c), Matrix4x4::Translation(2, 0, 0));
+  EXPECT_EQ(tc.World(p), Matrix4x4::Translation(20, 0, 0));
+  EXPECT_EQ(tc.World(c), Matrix4x4::Translation(22, 0, 0));
+}
+
+TEST_P(TransformModes, DestroyListenerRemovesTransforms) {
+  EntityManager manager;
+  TransformComponent tc(WithMode(GetParam()));
+  tc.ConnectTo(manager);
+  std::vector<Entity> e(3);
+  manager.CreateBatch(absl::MakeSpan(e));
+  std::vector<Instance> inst(3);
+  STRATA_ASSERT_OK(tc.CreateBatch(e, {Matrix4x4::Translation(1, 0, 0), Matrix4x4::Translation(2, 0, 0), Matrix4x4::Translation(3, 0, 0)}, absl::MakeSpan(inst)));
+  STRATA_ASSERT_OK(tc.Link(inst[1], inst[0]));
+  STRATA_ASSERT_OK(manager.Destroy(e[0]));
+  EXPECT_FALSE(tc.IsValid(inst[0]));
+  EXPECT_FALSE(tc.Lookup(e[0]).is_valid());
+  Settle(tc);
+  EXPECT_EQ(tc.World(inst[1]), Matrix4x4::Translation(2, 0, 0));
+  STRATA_ASSERT_OK(manager.DestroyBatch({e[1], e[2]}));
+  EXPECT_EQ(tc.size(), 0u);
+  tc.Disconnect();
+  const Entity later = manager.Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance l, tc.Create(later, Matrix4x4::Identity()));
+  STRATA_ASSERT_OK(manager.Destroy(later));
+  EXPECT_TRUE(tc.IsValid(l));  // disconnected: not told
+}
+
+TEST_P(TransformModes, SeveralWorldsAreIndependent) {
+  EntityManager manager;
+  TransformComponent game(WithMode(GetParam()));
+  TransformComponent inventory(WithMode(GetParam()));
+  game.ConnectTo(manager);
+  inventory.ConnectTo(manager);
+  const Entity pickaxe = manager.Create();
+  const Entity player = manager.Create();
+  const Entity slot = manager.Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance g_axe, game.Create(pickaxe, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance g_player, game.Create(player, Matrix4x4::Translation(50, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance i_slot, inventory.Create(slot, Matrix4x4::Translation(0, 7, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance i_axe, inventory.Create(pickaxe, Matrix4x4::Translation(0, 0, 1)));
+  STRATA_ASSERT_OK(game.Link(g_axe, g_player));
+  STRATA_ASSERT_OK(inventory.Link(i_axe, i_slot));
+  EXPECT_FALSE(inventory.Lookup(player).is_valid());
+  EXPECT_FALSE(game.Lookup(slot).is_valid());
+  EXPECT_TRUE(game.SetLocal(g_player, Matrix4x4::Translation(60, 0, 0)));
+  Settle(game);
+  Settle(inventory);
+  EXPECT_EQ(game.World(game.Lookup(pickaxe)), Matrix4x4::Translation(61, 0, 0));
+  EXPECT_EQ(inventory.World(inventory.Lookup(pickaxe)), Matrix4x4::Translation(0, 7, 1));
+  STRATA_ASSERT_OK(manager.Destroy(pickaxe));  // gone from both worlds
+  EXPECT_FALSE(game.Lookup(pickaxe).is_valid());
+  EXPECT_FALSE(inventory.Lookup(pickaxe).is_valid());
+  EXPECT_EQ(game.size(), 1u);
+  EXPECT_EQ(inventory.size(), 1u);
+  EXPECT_THAT(game.CheckInvariants(), IsOk());
+  EXPECT_THAT(inventory.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, DeepChainOf100000DoesNotRecurse) {
+  constexpr uint32_t kDepth = 100000;
+  TransformComponent tc(WithMode(GetParam()));
+  std::vector<Entity> entities(kDepth);
+  for (uint32_t k = 0; k < kDepth; ++k) entities[k] = Entity(k, 0);
+  std::vector<Matrix4x4> locals(kDepth, Matrix4x4::Translation(1, 0, 0));
+  std::vector<Instance> inst(kDepth);
+  STRATA_ASSERT_OK(tc.CreateBatch(entities, locals, absl::MakeSpan(inst)));
+  STRATA_ASSERT_OK(tc.LinkBatch(absl::MakeSpan(inst).subspan(1),
+                                absl::MakeSpan(inst).subspan(0, kDepth - 1)));
+  Settle(tc);
+  // Integers below 2^24 are exact in float, so the sums are exact.
+  EXPECT_EQ(tc.World(inst.back()), Matrix4x4::Translation(kDepth, 0, 0));
+  EXPECT_TRUE(tc.SetLocal(inst[0], Matrix4x4::Translation(2, 0, 0)));
+  Settle(tc);
+  EXPECT_EQ(tc.World(inst.back()), Matrix4x4::Translation(kDepth + 1, 0, 0));
+  // The cycle check from the root to the leaf walks no further than it must.
+  EXPECT_THAT(tc.Link(inst[0], inst.back()), StatusIs(absl::StatusCode::kInvalidArgument));
+  STRATA_ASSERT_OK(tc.SetLocalBatch(inst, locals));
+  Settle(tc);
+  EXPECT_EQ(tc.World(inst.back()), Matrix4x4::Translation(kDepth, 0, 0));
+  STRATA_ASSERT_OK(tc.Destroy(inst[0]));
+  Settle(tc);
+  EXPECT_EQ(tc.World(inst.back()), Matrix4x4::Translation(kDepth - 1, 0, 0));
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, GrowthKeepsHandlesAndValues) {
+  TransformComponent tc(WithMode(GetParam()));
+  std::vector<Instance> inst;
+  for (uint32_t k = 0; k < 5000; ++k) {
+    STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(k, 7), Matrix4x4::Translation(float(k), 0, 0)));
+    if (k > 0) {
+      STRATA_ASSERT_OK(tc.Link(i, inst[k / 2]));
+    }
+    inst.push_back(i);
+  }
+  Settle(tc);
+  EXPECT_GE(tc.capacity(), 5000u);
+  EXPECT_GT(tc.MemoryUsage(), 5000u * 2 * sizeof(Matrix4x4));
+  for (uint32_t k = 0; k < 5000; ++k) {
+    ASSERT_EQ(tc.Lookup(Entity(k, 7)), inst[k]);
+    float expected = 0;
+    for (uint32_t x = k; x > 0; x /= 2) expected += float(x);
+    ASSERT_EQ(tc.World(inst[k]).translation().x, expected) << k;
+  }
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST(TransformDeferred, WorldIsStaleUntilUpdateAndIdleNodesLeaveTheDirtyRange) {
+  TransformComponent::Options options = WithMode(Mode::kDeferred);
+  options.idle_updates_before_clean = 3;
+  TransformComponent tc(options);
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(0, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(1, 0), Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance still, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
+  EXPECT_EQ(tc.dirty_count(), 0u);
+  STRATA_ASSERT_OK(tc.Link(c, p));
+  EXPECT_EQ(tc.World(c), Matrix4x4::Translation(1, 0, 0));  // not yet
+  EXPECT_TRUE(tc.SetLocal(p, Matrix4x4::Translation(10, 0, 0)));
+  EXPECT_EQ(tc.dirty_count(), 2u);  // p and its subtree
+  EXPECT_EQ(tc.World(p), Matrix4x4::Identity());
+  tc.UpdateWorld();
+  EXPECT_EQ(tc.World(c), Matrix4x4::Translation(11, 0, 0));
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+  for (int frame = 0; frame < 2; ++frame) tc.UpdateWorld();
+  EXPECT_EQ(tc.dirty_count(), 2u);
+  tc.UpdateWorld();  // p idle for 3 updates: leaves; c follows once p is clean
+  tc.UpdateWorld();
+  EXPECT_EQ(tc.dirty_count(), 0u);
+  EXPECT_EQ(tc.World(c), Matrix4x4::Translation(11, 0, 0));
+  // Moving the child alone keeps the parent clean.
+  EXPECT_TRUE(tc.SetLocal(c, Matrix4x4::Translation(2, 0, 0)));
+  EXPECT_EQ(tc.dirty_count(), 1u);
+  tc.UpdateWorld();
+  EXPECT_EQ(tc.World(c), Matrix4x4::Translation(12, 0, 0));
+  EXPECT_EQ(tc.World(still), Matrix4x4::Identity());
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+// ---- Randomised comparison with a naive recursive reference -----------------------
+
+struct RefNode {
+  Matrix4x4 local;
+  Entity parent;
+};
+
+// The oracle: recursion straight from the definition world = local * parent world.
+Matrix4x4 RefWorld(const std::map<Entity, RefNode>& nodes, Entity e) {
+  const RefNode& n = nodes.at(e);
+  if (!n.parent.is_valid()) return n.local;
+  return MultiplyMatrixReference(n.local, RefWorld(nodes, n.parent));
+}
+
+bool RefIsAncestorOrSelf(const std::map<Entity, RefNode>& nodes, Entity a, Entity x) {
+  for (; x.is_valid(); x = nodes.at(x).parent) {
+    if (x == a) return true;
+  }
+  return false;
+}
+
+Matrix4x4 RandomRigid(Random& rng) {
+  return Matrix4x4::Compose(
+      {rng.UniformFloat(-1, 1), rng.UniformFloat(-1, 1), rng.UniformFloat(-1, 1)},
+      Quaternion::FromAxisAngle({rng.UniformFloat(-1, 1), rng.UniformFloat(-1, 1), 1.0f},
+                                rng.UniformFloat(-3, 3)),
+      {1, 1, 1});
+}
+
+void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes) {
+  Random rng(seed);
+  SCOPED_TRACE(rng.DescribeSeed());
+  EntityManager manager;
+  TransformComponent::Options options = WithMode(mode);
+  options.idle_updates_before_clean = 1 + static_cast<uint32_t>(rng.UniformIndex(4));
+  TransformComponent tc(options);
+  tc.ConnectTo(manager);
+  std::map<Entity, RefNode> ref;
+  std::map<Entity, Instance> handle;
+  std::vector<Instance> stale;
+
+  auto pick = [&]() {
+    auto it = ref.begin();
+    std::advance(it, rng.UniformIndex(ref.size()));
+    return it->first;
+  };
+  auto forget = [&](Entity e) {
+    for (auto& [other, node] : ref) {
+      if (node.parent == e) node.parent = Entity();
+    }
+    ref.erase(e);
+    stale.push_back(handle.at(e));
+    handle.erase(e);
+  };
+
+  for (int step = 0; step < steps; ++step) {
+    SCOPED_TRACE(step);
+    const uint64_t op = rng.UniformIndex(100);
+    if (ref.size() < 2 || (op < 22 && ref.size() < max_nodes)) {
+      if (rng.Bernoulli(0.2)) {
+        const size_t n = 1 + rng.UniformIndex(8);
+        std::vector<Entity> es(n);
+        manager.CreateBatch(absl::MakeSpan(es));
+        std::vector<Matrix4x4> ls(n);
+        for (auto& l : ls) l = RandomRigid(rng);
+        std::vector<Instance> out(n);
+        ASSERT_THAT(tc.CreateBatch(es, ls, absl::MakeSpan(out)), IsOk());
+        for (size_t k = 0; k < n; ++k) {
+          ref[es[k]] = {ls[k], Entity()};
+          handle[es[k]] = out[k];
+        }
+      } else {
+        const Entity e = manager.Create();
+        const Matrix4x4 l = RandomRigid(rng);
+        STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(e, l));
+        ref[e] = {l, Entity()};
+        handle[e] = i;
+      }
+    } else if (op < 32) {
+      const Entity e = pick();
+      switch (rng.UniformIndex(3)) {
+        case 0:
+          ASSERT_THAT(tc.Destroy(handle.at(e)), IsOk());
+          break;
+        case 1:
+          ASSERT_TRUE(tc.DestroyEntity(e));
+          break;
+        default:
+          ASSERT_THAT(manager.Destroy(e), IsOk());  // through the listener
+          break;
+      }
+      forget(e);
+    } else if (op < 55) {
+      const Entity child = pick();
+      const Entity parent = pick();
+      const absl::Status s = tc.Link(handle.at(child), handle.at(parent));
+      if (RefIsAncestorOrSelf(ref, child, parent)) {
+        ASSERT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
+      } else {
+        ASSERT_THAT(s, IsOk());
+        ref[child].parent = parent;
+      }
+    } else if (op < 62) {
+      const Entity e = pick();
+      ASSERT_THAT(tc.Unlink(handle.at(e)), IsOk());
+      ref[e].parent = Entity();
+    } else if (op < 80) {
+      const Entity e = pick();
+      const Matrix4x4 l = RandomRigid(rng);
+      ASSERT_TRUE(tc.SetLocal(handle.at(e), l));
+      ref[e].local = l;
+    } else if (op < 90) {
+      const size_t n = 1 + rng.UniformIndex(ref.size() + 2);  // repeats likely
+      std::vector<Instance> is(n);
+      std::vector<Matrix4x4> ls(n);
+      for (size_t k = 0; k < n; ++k) {
+        const Entity e = pick();
+        is[k] = handle.at(e);
+        ls[k] = RandomRigid(rng);
+        ref[e].local = ls[k];  // the last one wins, as in the component
+      }
+      ASSERT_THAT(tc.SetLocalBatch(is, ls), IsOk());
+    } else if (op < 95) {
+      if (!stale.empty()) {
+        const Instance s = stale[rng.UniformIndex(stale.size())];
+        ASSERT_FALSE(tc.IsValid(s));
+        ASSERT_FALSE(tc.SetLocal(s, Matrix4x4::Identity()));
+        ASSERT_THAT(tc.Link(s, handle.at(pick())), StatusIs(absl::StatusCode::kNotFound));
+        ASSERT_THAT(tc.Destroy(s), StatusIs(absl::StatusCode::kNotFound));
+      }
+    } else {
+      tc.UpdateWorld();
+    }
+    ASSERT_THAT(tc.CheckInvariants(), IsOk());
+    ASSERT_EQ(tc.size(), ref.size());
+    if (mode == Mode::kDeferred && !rng.Bernoulli(0.3)) continue;
+    tc.UpdateWorld();
+    for (const auto& [e, node] : ref) {
+      const Instance i = handle.at(e);
+      ASSERT_EQ(tc.Lookup(e), i);
+      ASSERT_EQ(tc.Local(i), node.local);
+      const Entity parent = tc.entity(tc.Parent(i));
+      ASSERT_EQ(parent, node.parent);
+      const Matrix4x4 expected = RefWorld(ref, e);
+      ASSERT_TRUE(NearlyEqual(tc.World(i), expected, 2e-4f, 1e-4f))
+          << e << " world " << tc.World(i) << " expected " << expected;
+    }
+  }
+}
+
+TEST_P(TransformModes, RandomSequencesMatchNaiveReference) {
+  const uint64_t seed = ::strata::testing::TestSeed();
+  for (uint64_t round = 0; round < 4; ++round) {
+    RunRandomSequence(GetParam(), seed + round, 2500, round % 2 == 0 ? 24 : 96);
+    if (HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace strata
