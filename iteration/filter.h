@@ -182,9 +182,12 @@ void AssertIncluded(const Filter& filter, Component<Ts>... components) {
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
 inline constexpr size_t kFilterChunkPages = 1024;
 
-// ForEachMatchInRange: the SIMD walk over pages [begin, end).
+// ForEachMatchInRange: the SIMD walk over pages [begin, end). Always inlined into
+// the caller so that state the callback captures by reference (sums, counters) can
+// live in registers; out of line, GCC keeps it in memory and every match pays a
+// read-modify-write chain (measured 2x slower on full pages).
 template <typename Fn, typename... Ts>
-void ForEachMatchInRange(const EntityPages& pages, const MaskRows& rows, size_t begin,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& pages, const MaskRows& rows, size_t begin,
                          size_t end, Fn& fn, Component<Ts>... components) {
   uint32_t out_pages[kFilterChunkPages + kFilterOutputSlack];
   uint32_t out_masks[kFilterChunkPages + kFilterOutputSlack];
@@ -204,7 +207,7 @@ void ForEachMatchInRange(const EntityPages& pages, const MaskRows& rows, size_t 
 // order, using the SIMD kernel. O(pages * rows / lanes + matches). No allocation for
 // filters of up to 8 includes and 8 excludes.
 template <typename Fn, typename... Ts>
-void ForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& fn,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& fn,
                   Component<Ts>... components) {
   iteration_internal::AssertIncluded(filter, components...);
   const iteration_internal::ResolvedRows resolved =
