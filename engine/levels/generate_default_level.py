@@ -16,7 +16,8 @@ The level is a small night-time town, in the level JSON of resource/entity_compi
     spark_emitter.
   * Vehicles: a body with four wheels, each with a sprite.
   * Trees: trunk -> branches -> leaves (sprites).
-  * Embers: a few free sparks (spark + sprite, no transform) that burn out early.
+  * Embers: a few free sparks (spark + sprite with its own position, no transform)
+    that burn out within the first second.
 
 Component types: transform, render_data, sprite, spark, spark_emitter.
 """
@@ -186,11 +187,11 @@ def ember(rng, index):
       "components": [
           {
               "type": "spark",
-              "position": vec(rng.uniform(0, 240), rng.uniform(0, 3), rng.uniform(0, 240)),
               "velocity": vec(rng.uniform(-1, 1), rng.uniform(1, 3), rng.uniform(-1, 1)),
               "lifetime": r4(rng.uniform(0.2, 1.0)),
           },
-          sprite(rng, (1.0, 0.3, 0.0, 1.0), 0.1),
+          dict(sprite(rng, (1.0, 0.3, 0.0, 1.0), 0.1),
+               position=vec(rng.uniform(0, 240), rng.uniform(0, 3), rng.uniform(0, 240))),
       ],
   }
 

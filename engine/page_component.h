@@ -1,0 +1,157 @@
+// PageComponentManager<T>: a component whose data lives in an EntityPages store
+// (iteration/entity_pages.h), seen by the entity index and the property system as an
+// ordinary ComponentManager.
+//
+// The page store keeps at most one T per entity, so an instance is always named after
+// its type ("sprite", "spark"): Create and Lookup take only IdString32(type_name).
+// Systems iterate the data with page queries (iteration/filter.h) through component();
+// tools reach one instance through Lookup + Get, or by name through the property system.
+//
+//   EntityManager entities;
+//   EntityPages pages(entities);
+//   absl::StatusOr<std::unique_ptr<PageComponentManager<Sprite>>> sprites =
+//       PageComponentManager<Sprite>::Register(pages, "sprite");
+//   Entity e = entities.Create();
+//   Instance i = *(*sprites)->Create(e, (*sprites)->instance_id());
+//   (*sprites)->Get(i).size = 2.0f;
+//   Filter all_sprites;
+//   all_sprites.Include((*sprites)->component());
+//   ForEachMatch(pages, all_sprites, [](Sprite& s) { s.size *= 2; }, (*sprites)->component());
+//
+// Instance: the entity's slot index (Entity::index()). It stays valid until the entity
+// loses the component (Remove, Delete, destroy): page data never moves. Destroying the
+// entity in the EntityManager removes the data (EntityPages listens for destroys).
+// Thread-safety: that of EntityPages.
+#ifndef STRATA_ENGINE_PAGE_COMPONENT_H_
+#define STRATA_ENGINE_PAGE_COMPONENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "index/component_manager.h"
+#include "index/entity_index.h"
+#include "index/id_string.h"
+#include "iteration/entity_pages.h"
+
+namespace strata {
+
+template <typename T>
+class PageComponentManager final : public ComponentManager {
+  static_assert(std::is_trivially_copyable_v<T> && !std::is_empty_v<T>,
+                "page components are plain data copied with memcpy");
+
+ public:
+  // Register: registers T in `pages` under `type_name` and returns its manager.
+  // `pages` must outlive the manager. Errors of EntityPages::RegisterComponent
+  // (AlreadyExists for a taken name, ResourceExhausted past its type limit).
+  static absl::StatusOr<std::unique_ptr<PageComponentManager>> Register(
+      EntityPages& pages, absl::string_view type_name) {
+    absl::StatusOr<Component<T>> component = pages.RegisterComponent<T>(type_name);
+    if (!component.ok()) return component.status();
+    return std::unique_ptr<PageComponentManager>(
+        new PageComponentManager(pages, std::string(type_name), *component));
+  }
+
+  absl::string_view type_name() const override { return type_name_; }
+  // instance_id: IdString32(type_name), the only InstanceId instances may have.
+  InstanceId instance_id() const { return id_; }
+  // component: the page store's id of T, for filters and ForEachMatch.
+  Component<T> component() const { return component_; }
+  EntityPages& pages() const { return *pages_; }
+
+  // Create: gives live `entity` a zero-initialised T. InvalidArgument if `id` is not
+  // instance_id() (or the entity is invalid), AlreadyExists if it has one, NotFound if
+  // it is not alive. O(1) amortised.
+  absl::StatusOr<Instance> Create(Entity entity, InstanceId id) override {
+    return CreateWith(entity, id, T{});
+  }
+  absl::StatusOr<Instance> CreateWith(Entity entity, InstanceId id, const T& value) {
+    if (id != id_) return WrongName(id);
+    if (!entity.is_valid()) return absl::InvalidArgumentError(absl::StrCat(type_name_, ": invalid entity"));
+    absl::Status status = pages_->Add(entity, component_, value);
+    if (!status.ok()) return status;
+    return Instance{entity.index()};
+  }
+
+  // Lookup: O(1); invalid if `entity` is stale, lacks T, or `id` is not instance_id().
+  Instance Lookup(Entity entity, InstanceId id) const override {
+    if (id != id_ || pages_->TryGet(entity, component_) == nullptr) return Instance{};
+    return Instance{entity.index()};
+  }
+
+  // Destroy: removes T from `entity`; false if it has none. O(1).
+  bool Destroy(Entity entity, InstanceId id) override {
+    if (id != id_) return false;
+    return pages_->Remove(entity, component_.id).ok();
+  }
+
+  // Get: the data of a valid instance (from Create or Lookup). O(1).
+  T& Get(Instance instance) const {
+    std::byte* page = pages_->page_data(component_.id, instance.index >> kEntityPageShift);
+    ABSL_HARDENING_ASSERT(page != nullptr);
+    return reinterpret_cast<T*>(page)[instance.index & (kEntityPageSize - 1)];
+  }
+
+  // Spawn: the spawn function body. Gives owners[i] the T stored at
+  // data[i * sizeof(T)] (native byte order) and registers all of them in `index` (if
+  // not null) under instance_id() with one batch call. Checked before any change:
+  // InvalidArgument if sizes disagree or a name is not instance_id(), AlreadyExists if
+  // an owner already has T (or appears twice), NotFound if one is not alive.
+  absl::Status Spawn(absl::Span<const Entity> owners, absl::Span<const uint32_t> names,
+                     absl::Span<const std::byte> data, EntityIndex* index) {
+    if (names.size() != owners.size() || data.size() != owners.size() * sizeof(T)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(type_name_, ": ", owners.size(), " owners, ", names.size(),
+                       " names and ", data.size(), " data bytes do not match (",
+                       sizeof(T), " bytes per instance)"));
+    }
+    for (size_t i = 0; i < owners.size(); ++i) {
+      if (names[i] != id_.value()) return WrongName(IdString32::FromValue(names[i]));
+      if (pages_->Has(owners[i], component_.id)) {
+        return absl::AlreadyExistsError(absl::StrCat(type_name_, ": ",
+                                                     owners[i].DebugString(), " already has one"));
+      }
+    }
+    for (size_t i = 0; i < owners.size(); ++i) {
+      T value;
+      std::memcpy(&value, data.data() + i * sizeof(T), sizeof(T));
+      absl::Status status = pages_->Add(owners[i], component_, value);
+      if (!status.ok()) {
+        for (size_t j = 0; j < i; ++j) pages_->Remove(owners[j], component_.id).IgnoreError();
+        return status;
+      }
+    }
+    if (index == nullptr || owners.empty()) return absl::OkStatus();
+    return index->RegisterComponent(owners, this, id_);
+  }
+
+ private:
+  PageComponentManager(EntityPages& pages, std::string type_name, Component<T> component)
+      : pages_(&pages), type_name_(std::move(type_name)), id_(type_name_),
+        component_(component) {}
+
+  absl::Status WrongName(InstanceId id) const {
+    return absl::InvalidArgumentError(absl::StrCat(
+        type_name_, ": an entity has at most one, named \"", type_name_, "\" (",
+        id_.DebugString(), "), not ", id.DebugString()));
+  }
+
+  EntityPages* pages_;
+  std::string type_name_;
+  IdString32 id_;
+  Component<T> component_;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_ENGINE_PAGE_COMPONENT_H_

@@ -1,0 +1,207 @@
+// World, the half that talks to the transform component. It must not include
+// index/property_system.h (see world.h's NOTE); world_properties.cc has the rest.
+#include "engine/world.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "engine/transform_resource_functions.h"
+#include "transform/matrix.h"
+#include "transform/transform_component.h"
+
+namespace strata {
+namespace {
+
+// The spawn functions' context: the world being spawned into.
+World& WorldOf(const ComponentSpawnBatch& batch) { return *static_cast<World*>(batch.context); }
+
+std::vector<Entity> Owners(const ComponentSpawnBatch& batch) {
+  std::vector<Entity> owners(batch.num_instances);
+  for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
+  return owners;
+}
+
+absl::Status CheckStride(const ComponentSpawnBatch& batch, absl::string_view type,
+                         size_t stride) {
+  if (batch.instance_stride != stride) {
+    return absl::DataLossError(absl::StrCat(type, ": instance stride ", batch.instance_stride,
+                                            ", expected ", stride));
+  }
+  return absl::OkStatus();
+}
+
+// Registers instance i of `owners` under names[i] with one batch call per distinct name.
+absl::Status RegisterByName(EntityIndex& index, ComponentManager* manager,
+                            absl::Span<const Entity> owners, absl::Span<const uint32_t> names) {
+  absl::flat_hash_map<uint32_t, std::vector<Entity>> by_name;
+  for (size_t i = 0; i < owners.size(); ++i) by_name[names[i]].push_back(owners[i]);
+  for (const auto& [name, group] : by_name) {
+    STRATA_RETURN_IF_ERROR(index.RegisterComponent(absl::MakeConstSpan(group), manager,
+                                                   IdString32::FromValue(name)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SpawnTransforms(const ComponentSpawnBatch& batch) {
+  World& world = WorldOf(batch);
+  STRATA_RETURN_IF_ERROR(CheckStride(batch, kTransformTypeName, kTransformInstanceSize));
+  const std::vector<Entity> owners = Owners(batch);
+  std::vector<Matrix4x4> locals(batch.num_instances);
+  for (uint32_t i = 0; i < batch.num_instances; ++i) {
+    std::memcpy(locals[i].m, batch.data.data() + size_t{i} * kTransformInstanceSize,
+                sizeof(locals[i].m));
+  }
+  std::vector<TransformComponent::Instance> created(batch.num_instances);
+  STRATA_RETURN_IF_ERROR(
+      world.transforms().CreateBatch(owners, locals, absl::MakeSpan(created)));
+  // Link each transform to its nearest ancestor entity that has one. Resource entities
+  // come parents first, so an ancestor's slot is filled before its descendants look.
+  std::vector<TransformComponent::Instance> by_entity(batch.entities.size());
+  for (uint32_t i = 0; i < batch.num_instances; ++i) by_entity[batch.entity_index[i]] = created[i];
+  std::vector<TransformComponent::Instance> children, parents;
+  for (uint32_t i = 0; i < batch.num_instances; ++i) {
+    uint32_t ancestor = batch.parent_index[batch.entity_index[i]];
+    while (ancestor != kNoParent && !by_entity[ancestor].is_valid()) {
+      ancestor = batch.parent_index[ancestor];
+    }
+    if (ancestor == kNoParent) continue;
+    children.push_back(created[i]);
+    parents.push_back(by_entity[ancestor]);
+  }
+  STRATA_RETURN_IF_ERROR(world.transforms().LinkBatch(children, parents));
+  return RegisterByName(world.index(), &world.transform_manager(), owners, batch.names);
+}
+
+template <typename Manager>
+absl::Status SpawnPageComponent(const ComponentSpawnBatch& batch, Manager& manager,
+                                size_t stride) {
+  STRATA_RETURN_IF_ERROR(CheckStride(batch, manager.type_name(), stride));
+  const std::vector<Entity> owners = Owners(batch);
+  return manager.Spawn(owners, batch.names, batch.data, &WorldOf(batch).index());
+}
+
+}  // namespace
+
+void World::TransformDeleter::operator()(TransformComponent* t) const { delete t; }
+
+World::World(const Options& options)
+    : World(std::make_unique<EntityManager>(), nullptr, options) {}
+
+World::World(EntityManager& shared, const Options& options)
+    : World(nullptr, &shared, options) {}
+
+World::World(std::unique_ptr<EntityManager> owned, EntityManager* shared,
+             const Options& options)
+    : owned_entities_(std::move(owned)),
+      entities_(owned_entities_ != nullptr ? owned_entities_.get() : shared) {
+  TransformComponent::Options transform_options;
+  transform_options.mode = options.deferred_transforms
+                               ? TransformComponent::Mode::kDeferred
+                               : TransformComponent::Mode::kImmediate;
+  transforms_.reset(new TransformComponent(transform_options));
+  transforms_->ConnectTo(*entities_);
+  transform_manager_ = std::make_unique<TransformComponentManager>(transforms_.get());
+  index_ = std::make_unique<EntityIndex>();
+  index_listener_ = entities_->AddDestroyListener(
+      [index = index_.get()](absl::Span<const Entity> dead) { index->RemoveEntity(dead); });
+  pages_ = std::make_unique<EntityPages>(*entities_);
+  render_data_ = std::make_unique<RenderDataManager>(*entities_);
+  // The type names are distinct and the store is empty, so registration cannot fail.
+  sprites_ = *SpriteManager::Register(*pages_, kSpriteTypeName);
+  sparks_ = *SparkManager::Register(*pages_, kSparkTypeName);
+  emitters_ = *SparkEmitterManager::Register(*pages_, kSparkEmitterTypeName);
+  properties_ = MakeProperties(*this);
+  spawner_ = std::make_unique<EntitySpawner>();
+  RegisterSpawners();
+}
+
+// The other members unsubscribe in their destructors (reverse declaration order), all
+// before an owned manager, declared first, goes.
+World::~World() { entities_->RemoveDestroyListener(index_listener_); }
+
+void World::RegisterSpawners() {
+  // Registration of distinct names on a fresh spawner cannot fail.
+  spawner_->RegisterComponentSpawner(kTransformTypeName, SpawnTransforms).IgnoreError();
+  spawner_
+      ->RegisterComponentSpawner(kRenderDataTypeName,
+                                 [](const ComponentSpawnBatch& batch) -> absl::Status {
+                                   World& world = WorldOf(batch);
+                                   STRATA_RETURN_IF_ERROR(CheckStride(
+                                       batch, kRenderDataTypeName, kRenderDataInstanceSize));
+                                   return world.render_data().Spawn(Owners(batch), batch.names,
+                                                                    batch.data, &world.index());
+                                 })
+      .IgnoreError();
+  spawner_
+      ->RegisterComponentSpawner(kSpriteTypeName,
+                                 [](const ComponentSpawnBatch& batch) {
+                                   return SpawnPageComponent(batch, WorldOf(batch).sprites(),
+                                                             sizeof(Sprite));
+                                 })
+      .IgnoreError();
+  spawner_
+      ->RegisterComponentSpawner(kSparkTypeName,
+                                 [](const ComponentSpawnBatch& batch) {
+                                   return SpawnPageComponent(batch, WorldOf(batch).sparks(),
+                                                             sizeof(Spark));
+                                 })
+      .IgnoreError();
+  spawner_
+      ->RegisterComponentSpawner(kSparkEmitterTypeName,
+                                 [](const ComponentSpawnBatch& batch) {
+                                   return SpawnPageComponent(batch, WorldOf(batch).emitters(),
+                                                             sizeof(SparkEmitter));
+                                 })
+      .IgnoreError();
+}
+
+absl::Status World::RegisterCompilers(EntityCompiler& compiler) {
+  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
+      kTransformTypeName, CompileTransform, kTransformSpawnOrder, kTransformInstanceSize));
+  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
+      kRenderDataTypeName, CompileRenderData, kRenderDataSpawnOrder, kRenderDataInstanceSize));
+  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
+      kSpriteTypeName, CompileSprite, kSpriteSpawnOrder, sizeof(Sprite)));
+  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
+      kSparkTypeName, CompileSpark, kSparkSpawnOrder, sizeof(Spark)));
+  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
+      kSparkEmitterTypeName, CompileSparkEmitter, kSparkEmitterSpawnOrder,
+      sizeof(SparkEmitter)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
+                                                 SpawnStats* stats) {
+  // The spawner destroys the partly spawned entities on a spawn function's error, and
+  // every subsystem listens, so a failed spawn leaves nothing behind.
+  return spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats);
+}
+
+TransformComponent& World::transforms() const { return *transforms_; }
+
+void World::UpdateTransforms() { transforms_->UpdateWorld(); }
+
+size_t World::ComponentCount(Entity entity) const {
+  size_t n = transforms_->Lookup(entity).is_valid() ? 1 : 0;
+  n += sprites_->Lookup(entity, sprites_->instance_id()).is_valid() ? 1 : 0;
+  n += sparks_->Lookup(entity, sparks_->instance_id()).is_valid() ? 1 : 0;
+  n += emitters_->Lookup(entity, emitters_->instance_id()).is_valid() ? 1 : 0;
+  n += render_data_->CountOf(entity);
+  n += index_->Components(entity).size();
+  return n;
+}
+
+World::MemoryReport World::Memory() const {
+  MemoryReport m;
+  m.entity_manager = owned_entities_ != nullptr ? entities_->MemoryUsage() : 0;
+  m.transforms = transforms_->MemoryUsage();
+  m.entity_index = index_->MemoryUsage();
+  m.pages = pages_->MemoryUsage();
+  m.render_data = render_data_->MemoryUsage();
+  return m;
+}
+
+}  // namespace strata
