@@ -1,0 +1,94 @@
+#include "transform/transform_resource.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "transform/matrix.h"
+
+namespace strata {
+namespace {
+
+absl::Status CompileTransform(const nlohmann::json& config, ComponentDataWriter& out) {
+  STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"position", "rotation", "scale"}));
+  float position[3] = {0, 0, 0};
+  float rotation[4] = {0, 0, 0, 1};
+  float scale[3] = {1, 1, 1};
+  STRATA_RETURN_IF_ERROR(ReadFloats(config, "position", absl::MakeSpan(position)));
+  STRATA_RETURN_IF_ERROR(ReadFloats(config, "rotation", absl::MakeSpan(rotation)));
+  STRATA_RETURN_IF_ERROR(ReadFloats(config, "scale", absl::MakeSpan(scale)));
+  const double norm2 = double{rotation[0]} * rotation[0] + double{rotation[1]} * rotation[1] +
+                       double{rotation[2]} * rotation[2] + double{rotation[3]} * rotation[3];
+  if (!(norm2 > 1e-12) || !std::isfinite(norm2)) {
+    return absl::InvalidArgumentError("\"rotation\": expected a non-zero quaternion [x, y, z, w]");
+  }
+  const Matrix4x4 local =
+      Matrix4x4::Compose(Vector3{position[0], position[1], position[2]},
+                         Quaternion{rotation[0], rotation[1], rotation[2], rotation[3]},
+                         Vector3{scale[0], scale[1], scale[2]});
+  // Every element is finite: ReadFloats rejects values outside float's range and
+  // Compose scales a unit rotation, so no element exceeds |scale| or |position|.
+  for (float f : local.m) out.WriteF32(f);
+  return absl::OkStatus();
+}
+
+TransformComponent* DefaultFromContext(void* context) {
+  return static_cast<TransformComponent*>(context);
+}
+
+absl::Status SpawnTransforms(TransformComponentFromContext from_context,
+                             const ComponentSpawnBatch& batch) {
+  if (batch.instance_stride != kTransformInstanceSize) {
+    return absl::DataLossError(absl::StrCat("transform: instance stride ", batch.instance_stride,
+                                            ", expected ", kTransformInstanceSize));
+  }
+  TransformComponent* transforms = from_context(batch.context);
+  if (transforms == nullptr) {
+    return absl::FailedPreconditionError("transform: the spawn context has no TransformComponent");
+  }
+  // NOTE: the view guarantees the data is 16-byte aligned and num_instances * 64 bytes,
+  // so it is used in place as the Matrix4x4 array (an implicit-lifetime type).
+  const auto* locals = reinterpret_cast<const Matrix4x4*>(batch.data.data());
+  std::vector<Entity> owners(batch.num_instances);
+  for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
+  std::vector<TransformComponent::Instance> created(batch.num_instances);
+  STRATA_RETURN_IF_ERROR(transforms->CreateBatch(
+      owners, absl::MakeConstSpan(locals, batch.num_instances), absl::MakeSpan(created)));
+
+  // Resource entity -> its transform, to find each instance's nearest ancestor with one.
+  std::vector<TransformComponent::Instance> of_entity(batch.entities.size());
+  for (uint32_t i = 0; i < batch.num_instances; ++i) of_entity[batch.entity_index[i]] = created[i];
+  std::vector<TransformComponent::Instance> children;
+  std::vector<TransformComponent::Instance> parents;
+  for (uint32_t i = 0; i < batch.num_instances; ++i) {
+    // parent_index[k] < k (validated), so this walk terminates.
+    uint32_t ancestor = batch.parent_index[batch.entity_index[i]];
+    while (ancestor != kNoParent && !of_entity[ancestor].is_valid()) {
+      ancestor = batch.parent_index[ancestor];
+    }
+    if (ancestor == kNoParent) continue;
+    children.push_back(created[i]);
+    parents.push_back(of_entity[ancestor]);
+  }
+  // Instances come in entity order, parents before children, so each Link updates a
+  // subtree of one node: the whole batch is O(n).
+  return transforms->LinkBatch(children, parents);
+}
+
+}  // namespace
+
+absl::Status RegisterTransformCompiler(EntityCompiler& compiler, int spawn_order) {
+  return compiler.RegisterComponentCompiler(kTransformTypeName, CompileTransform, spawn_order,
+                                            kTransformInstanceSize);
+}
+
+absl::Status RegisterTransformSpawner(EntitySpawner& spawner,
+                                      TransformComponentFromContext from_context) {
+  if (from_context == nullptr) from_context = DefaultFromContext;
+  return spawner.RegisterComponentSpawner(
+      kTransformTypeName,
+      [from_context](const ComponentSpawnBatch& batch) { return SpawnTransforms(from_context, batch); });
+}
+
+}  // namespace strata
