@@ -171,11 +171,13 @@ class ContiguousStore {
   // O(active entries). fn must not add, activate or remove entries of this store.
   template <typename F>
   void ForEach(F&& fn) {
-    for (uint32_t d = 0; d < active_; ++d) Invoke(fn, d);
+    const uint32_t n = active_;  // a local: fn's writes cannot force reloads
+    for (uint32_t d = 0; d < n; ++d) Invoke(fn, d);
   }
   template <typename F>
   void ForEach(F&& fn) const {
-    for (uint32_t d = 0; d < active_; ++d) Invoke(fn, d);
+    const uint32_t n = active_;
+    for (uint32_t d = 0; d < n; ++d) Invoke(fn, d);
   }
 
   uint32_t capacity() const { return pool_.capacity(); }

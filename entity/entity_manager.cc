@@ -4,30 +4,50 @@
 #include <cassert>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 
 namespace strata {
+namespace {
+
+// DestroyBatch's failure path, kept out of line so the hot loop keeps its registers:
+// restores the slots entities[0, failed) had before the batch and names the culprit.
+ABSL_ATTRIBUTE_NOINLINE absl::Status UndoDestroyBatch(uint32_t* slots,
+                                                      absl::Span<const Entity> entities,
+                                                      size_t failed) {
+  for (size_t k = 0; k < failed; ++k) slots[entities[k].index()] = entities[k].generation();
+  return absl::NotFoundError(absl::StrCat(
+      "EntityManager::DestroyBatch: entities[", failed, "] = ",
+      entities[failed].DebugString(),
+      " is not alive (invalid, stale, already destroyed, never issued or repeated ",
+      "in the batch); nothing was destroyed"));
+}
+
+}  // namespace
 
 EntityManager::EntityManager(const Options& options) : options_(options) {
   ABSL_HARDENING_ASSERT(options_.max_generation < kFreeBit);
 }
 
-uint32_t EntityManager::PopFreeIndex() {
-  const uint32_t index = free_queue_[free_head_++];
-  // Compact the queue once its consumed prefix dominates, keeping pops O(1) amortised.
-  if (free_head_ >= 4096 && free_head_ * 2 >= free_queue_.size()) {
-    free_queue_.erase(free_queue_.begin(),
-                      free_queue_.begin() + static_cast<std::ptrdiff_t>(free_head_));
-    free_head_ = 0;
-  }
-  return index;
+void EntityManager::ReserveFree(size_t n) {
+  if (free_capacity_ - free_count_ >= n) return;
+  size_t capacity = free_capacity_ == 0 ? 1024 : free_capacity_;
+  while (capacity < free_count_ + n) capacity *= 2;
+  std::unique_ptr<uint32_t[]> ring(new uint32_t[capacity]);  // no zero fill
+  const size_t mask = free_capacity_ - 1;
+  for (size_t i = 0; i < free_count_; ++i) ring[i] = free_ring_[(free_head_ + i) & mask];
+  free_ring_ = std::move(ring);
+  free_capacity_ = capacity;
+  free_head_ = 0;
 }
 
 Entity EntityManager::Create() {
   ++live_count_;
-  if (free_slots() > options_.min_free_indices) {
-    const uint32_t index = PopFreeIndex();
+  if (free_count_ > options_.min_free_indices) {
+    const uint32_t index = free_ring_[free_head_];
+    free_head_ = (free_head_ + 1) & (free_capacity_ - 1);
+    --free_count_;
     const uint32_t generation = slots_[index] & ~kFreeBit;
     slots_[index] = generation;
     return Entity(index, generation);
@@ -39,31 +59,29 @@ Entity EntityManager::Create() {
 }
 
 void EntityManager::CreateBatch(absl::Span<Entity> out) {
-  size_t i = 0;
-  const size_t reusable = free_slots() > options_.min_free_indices
-                              ? free_slots() - options_.min_free_indices
-                              : 0;
+  const size_t reusable =
+      free_count_ > options_.min_free_indices ? free_count_ - options_.min_free_indices : 0;
   const size_t from_queue = std::min(reusable, out.size());
-  for (; i < from_queue; ++i) {
-    const uint32_t index = free_queue_[free_head_ + i];
-    const uint32_t generation = slots_[index] & ~kFreeBit;
-    slots_[index] = generation;
-    out[i] = Entity(index, generation);
-  }
-  free_head_ += from_queue;
-  if (from_queue > 0 && free_head_ * 2 >= free_queue_.size()) {
-    free_queue_.erase(free_queue_.begin(),
-                      free_queue_.begin() + static_cast<std::ptrdiff_t>(free_head_));
-    free_head_ = 0;
+  if (from_queue > 0) {
+    const uint32_t* const ring = free_ring_.get();
+    uint32_t* const slots = slots_.data();
+    const size_t mask = free_capacity_ - 1;
+    for (size_t i = 0; i < from_queue; ++i) {
+      const uint32_t index = ring[(free_head_ + i) & mask];
+      const uint32_t generation = slots[index] & ~kFreeBit;
+      slots[index] = generation;
+      out[i] = Entity(index, generation);
+    }
+    free_head_ = (free_head_ + from_queue) & mask;
+    free_count_ -= from_queue;
   }
   // Fresh slots: generation 0, which resize() writes for us.
   const size_t first = slots_.size();
-  const size_t fresh = out.size() - i;
+  const size_t fresh = out.size() - from_queue;
   ABSL_HARDENING_ASSERT(first + fresh <= Entity::kInvalidIndex);
   slots_.resize(first + fresh);
-  for (size_t k = 0; k < fresh; ++k) {
-    out[i + k] = Entity(static_cast<uint32_t>(first + k), 0);
-  }
+  Entity* const dst = out.data() + from_queue;
+  for (size_t k = 0; k < fresh; ++k) dst[k] = Entity(static_cast<uint32_t>(first + k), 0);
   live_count_ += out.size();
 }
 
@@ -74,7 +92,9 @@ void EntityManager::Release(uint32_t index, uint32_t generation) {
     return;
   }
   slots_[index] = (generation + 1) | kFreeBit;
-  free_queue_.push_back(index);
+  ReserveFree(1);
+  free_ring_[(free_head_ + free_count_) & (free_capacity_ - 1)] = index;
+  ++free_count_;
 }
 
 absl::Status EntityManager::Destroy(Entity e) {
@@ -92,39 +112,37 @@ absl::Status EntityManager::Destroy(Entity e) {
 
 absl::Status EntityManager::DestroyBatch(absl::Span<const Entity> entities) {
   assert(!notifying_ && "a DestroyListener must not destroy entities");
-  // Pass 1 validates and marks each slot free (so a duplicate fails the check); on
-  // error the marks are undone and nothing has changed.
-  for (size_t i = 0; i < entities.size(); ++i) {
-    const Entity e = entities[i];
-    if (ABSL_PREDICT_FALSE(!Alive(e))) {
-      for (size_t k = 0; k < i; ++k) {
-        slots_[entities[k].index()] = entities[k].generation();
-      }
-      return absl::NotFoundError(absl::StrCat(
-          "EntityManager::DestroyBatch: entities[", i, "] = ", e.DebugString(),
-          " is not alive (invalid, stale, already destroyed, never issued or repeated ",
-          "in the batch); nothing was destroyed"));
-    }
-    slots_[e.index()] |= kFreeBit;
-  }
-  // Pass 2 is Release() inlined. Growth stays geometric: an exact reserve per batch
-  // would reallocate on every small batch (quadratic).
-  const size_t queued = free_queue_.size();
-  if (free_queue_.capacity() - queued < entities.size()) {
-    free_queue_.reserve(std::max(queued + entities.size(), 2 * free_queue_.capacity()));
-  }
+  const size_t n = entities.size();
+  // One pass validates, frees and queues each entity. A duplicate fails the check
+  // because its first occurrence already set the slot's free bit. On error the pass is
+  // undone (slots restored; the queue's count was not yet raised), so nothing changes.
+  // NOTE: the ring may grow even when the batch then fails; that is capacity only.
+  ReserveFree(n);
+  uint32_t* const slots = slots_.data();
+  const size_t slot_count = slots_.size();
+  uint32_t* const ring = free_ring_.get();
+  const size_t mask = free_capacity_ - 1;
+  const size_t tail = free_head_ + free_count_;
   const uint32_t max_generation = options_.max_generation;
-  for (const Entity e : entities) {
-    const uint32_t generation = e.generation();
-    if (ABSL_PREDICT_FALSE(generation >= max_generation)) {
-      slots_[e.index()] = generation | kFreeBit;  // retired: never matches, never queued
-      ++retired_count_;
-      continue;
+  size_t pushed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t index = entities[i].index();
+    const uint32_t generation = entities[i].generation();
+    if (ABSL_PREDICT_FALSE(index >= slot_count || (generation & kFreeBit) != 0 ||
+                           slots[index] != generation)) {
+      return UndoDestroyBatch(slots, entities, i);
     }
-    slots_[e.index()] = (generation + 1) | kFreeBit;
-    free_queue_.push_back(e.index());
+    // Branch-free Release(): the next generation is queued, or at max_generation the
+    // slot keeps its generation, is not queued (the write lands past the queue's end,
+    // inside the reserved room) and is retired.
+    const uint32_t reusable = generation < max_generation ? 1 : 0;
+    slots[index] = (generation + reusable) | kFreeBit;
+    ring[(tail + pushed) & mask] = index;
+    pushed += reusable;
   }
-  live_count_ -= entities.size();
+  free_count_ += pushed;
+  retired_count_ += n - pushed;
+  live_count_ -= n;
   NotifyDestroyed(entities);
   return absl::OkStatus();
 }
@@ -153,7 +171,7 @@ bool EntityManager::RemoveDestroyListener(ListenerId id) {
 }
 
 size_t EntityManager::MemoryUsage() const {
-  return slots_.capacity() * sizeof(uint32_t) + free_queue_.capacity() * sizeof(uint32_t) +
+  return slots_.capacity() * sizeof(uint32_t) + free_capacity_ * sizeof(uint32_t) +
          listeners_.capacity() * sizeof(Listener);
 }
 

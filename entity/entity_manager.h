@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -87,7 +88,7 @@ class EntityManager {
   // retired_slots: slots that reached max_generation and are never reissued.
   size_t retired_slots() const { return retired_count_; }
   // free_slots: slots waiting in the free queue.
-  size_t free_slots() const { return free_queue_.size() - free_head_; }
+  size_t free_slots() const { return free_count_; }
 
   // AddDestroyListener: registers `listener`; returns an id for RemoveDestroyListener.
   ListenerId AddDestroyListener(DestroyListener listener);
@@ -103,16 +104,20 @@ class EntityManager {
   // the bit set).
   static constexpr uint32_t kFreeBit = 0x80000000u;
 
-  uint32_t PopFreeIndex();
+  // Makes room in the free ring for `n` more indices (capacity stays a power of two).
+  void ReserveFree(size_t n);
   // Marks a validated slot free: bumps its generation, or retires it.
   void Release(uint32_t index, uint32_t generation);
   void NotifyDestroyed(absl::Span<const Entity> entities);
 
   Options options_;
   std::vector<uint32_t> slots_;
-  // FIFO of free indices: [free_head_, size()) is the queue.
-  std::vector<uint32_t> free_queue_;
+  // FIFO of free indices: a ring buffer, free_count_ entries from free_head_. Power-of-
+  // two capacity so positions wrap with a mask; pops never move memory.
+  std::unique_ptr<uint32_t[]> free_ring_;
+  size_t free_capacity_ = 0;
   size_t free_head_ = 0;
+  size_t free_count_ = 0;
   size_t live_count_ = 0;
   size_t retired_count_ = 0;
   struct Listener {

@@ -180,11 +180,16 @@ class SparseStore {
   // remove entries of this store; collect handles and change the store afterwards.
   template <typename F>
   void ForEach(F&& fn) {
-    for (uint32_t k = 0; k < list_size_; ++k) Invoke(fn, list_[k]);
+    // Locals, so fn's writes (through a uint32_t&, say) cannot force reloads.
+    const uint32_t* const list = list_.get();
+    const uint32_t n = list_size_;
+    for (uint32_t k = 0; k < n; ++k) Invoke(fn, list[k]);
   }
   template <typename F>
   void ForEach(F&& fn) const {
-    for (uint32_t k = 0; k < list_size_; ++k) Invoke(fn, list_[k]);
+    const uint32_t* const list = list_.get();
+    const uint32_t n = list_size_;
+    for (uint32_t k = 0; k < n; ++k) Invoke(fn, list[k]);
   }
 
   // ForEachScan: the same visit without the iteration list: the article's plain loop
@@ -192,14 +197,18 @@ class SparseStore {
   // Kept as the baseline the iteration list is measured against.
   template <typename F>
   void ForEachScan(F&& fn) {
-    for (uint32_t slot = 0; slot < capacity(); ++slot) {
-      if (state_[slot] == kActive) Invoke(fn, slot);
+    const uint8_t* const state = state_.get();
+    const uint32_t n = capacity();
+    for (uint32_t slot = 0; slot < n; ++slot) {
+      if (state[slot] == kActive) Invoke(fn, slot);
     }
   }
   template <typename F>
   void ForEachScan(F&& fn) const {
-    for (uint32_t slot = 0; slot < capacity(); ++slot) {
-      if (state_[slot] == kActive) Invoke(fn, slot);
+    const uint8_t* const state = state_.get();
+    const uint32_t n = capacity();
+    for (uint32_t slot = 0; slot < n; ++slot) {
+      if (state[slot] == kActive) Invoke(fn, slot);
     }
   }
 
@@ -237,7 +246,7 @@ class SparseStore {
   enum : uint8_t { kFree = 0, kPending = 1, kActive = 2 };
 
   template <typename F>
-  void Invoke(F& fn, uint32_t slot) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Invoke(F& fn, uint32_t slot) {
     if constexpr (std::is_invocable_v<F&, StoreHandle, T&>) {
       fn(pool_.HandleAt(slot), data_[slot]);
     } else {
