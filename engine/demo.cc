@@ -1,0 +1,392 @@
+// The demo's run loop and report. Talks to the transform component (teardown checks),
+// so it must not include index/property_system.h (see world.h's NOTE); property access
+// goes through World::SetFloatProperty / GetFloatProperty.
+#include "engine/demo.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "base/status_macros.h"
+#include "engine/sample_components.h"
+#include "engine/systems.h"
+#include "engine/world.h"
+#include "index/id_string.h"
+#include "iteration/filter.h"
+#include "oneapi/tbb/global_control.h"
+#include "resource/entity_compiler.h"
+#include "resource/format.h"
+#include "transform/transform_component.h"
+
+namespace strata {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+absl::StatusOr<std::string> ReadLevel(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("no level file given");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    const std::string message =
+        absl::StrCat("cannot open level file '", path, "': ", std::strerror(error));
+    if (error == EACCES) return absl::PermissionDeniedError(message);
+    return absl::NotFoundError(message);
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading level file '", path, "'"));
+  return text;
+}
+
+std::string MachineName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+// Per-frame samples of one system.
+struct Samples {
+  std::string name;
+  std::vector<double> ms;
+};
+
+SystemTiming Summarise(const Samples& samples) {
+  SystemTiming t;
+  t.name = samples.name;
+  if (samples.ms.empty()) return t;
+  std::vector<double> v = samples.ms;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  t.median_ms = n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const size_t p99 = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(n)));
+  t.p99_ms = v[std::min(n - 1, p99 == 0 ? 0 : p99 - 1)];
+  double sum = 0;
+  for (double x : v) sum += x;
+  t.mean_ms = sum / static_cast<double>(n);
+  t.max_ms = v.back();
+  return t;
+}
+
+absl::Status CheckOptions(const DemoOptions& o) {
+  if (o.frames < 0) return absl::InvalidArgumentError(absl::StrCat("--frames must be >= 0, got ", o.frames));
+  if (o.sparks_per_frame < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sparks_per_frame must be >= 0, got ", o.sparks_per_frame));
+  }
+  if (o.threads < 1 || o.threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("--threads must be in [1, 256], got ", o.threads));
+  }
+  if (!(o.dt > 0.0f && o.dt <= 1.0f)) {
+    return absl::InvalidArgumentError(absl::StrCat("dt must be in (0, 1] seconds, got ", o.dt));
+  }
+  if (o.progress_every < 0) {
+    return absl::InvalidArgumentError("progress_every must be >= 0");
+  }
+  return absl::OkStatus();
+}
+
+// Every live entity of the world: the level's survivors and every spark.
+std::vector<Entity> LiveEntities(World& world, const std::vector<Entity>& level) {
+  std::vector<Entity> live;
+  for (Entity e : level) {
+    if (world.entities().Alive(e)) live.push_back(e);
+  }
+  Filter sparks;
+  sparks.Include(world.sparks().component());
+  ForEachMatch(
+      world.pages(), sparks,
+      [&](Entity e, Spark&) { live.push_back(e); },
+      world.sparks().component());
+  // Level embers are in both lists.
+  std::sort(live.begin(), live.end());
+  live.erase(std::unique(live.begin(), live.end()), live.end());
+  return live;
+}
+
+// Destroys everything and checks that every subsystem is back to empty.
+void Teardown(World& world, const std::vector<Entity>& level, DemoReport* report) {
+  const std::vector<Entity> live = LiveEntities(world, level);
+  std::vector<std::string> problems;
+  if (live.size() != world.entities().size()) {
+    problems.push_back(absl::StrCat("found ", live.size(), " live entities, the manager has ",
+                                    world.entities().size()));
+  }
+  if (absl::Status s = world.DestroyBatch(live); !s.ok()) {
+    problems.push_back(absl::StrCat("DestroyBatch: ", s.ToString()));
+  }
+  world.pages().ReleaseEmptyPages();
+  world.index().CollectGarbage();
+  auto check = [&problems](absl::string_view what, size_t value) {
+    if (value != 0) problems.push_back(absl::StrCat(what, " = ", value));
+  };
+  check("entities alive", world.entities().size());
+  check("transforms", world.transforms().size());
+  check("entity index entities", world.index().num_entities());
+  check("entity index prototypes", world.index().num_prototypes());
+  check("render_data instances", world.render_data().size());
+  check("allocated data pages", world.pages().allocated_data_pages());
+  check("allocated entity pages", world.pages().allocated_entity_pages());
+  report->teardown_clean = problems.empty();
+  report->teardown_detail =
+      problems.empty() ? absl::StrCat("destroyed ", live.size(),
+                                      " entities; every subsystem is empty")
+                       : absl::StrJoin(problems, "; ");
+}
+
+}  // namespace
+
+absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* progress) {
+  STRATA_RETURN_IF_ERROR(CheckOptions(options));
+  DemoReport report;
+  report.options = options;
+  report.machine = MachineName();
+  const Clock::time_point run_start = Clock::now();
+  std::optional<tbb::global_control> thread_limit;
+  if (options.threads > 1) {
+    thread_limit.emplace(tbb::global_control::max_allowed_parallelism,
+                         static_cast<size_t>(options.threads));
+  }
+  const bool parallel = options.threads > 1;
+
+  // Compile.
+  STRATA_ASSIGN_OR_RETURN(const std::string json, ReadLevel(options.level_path));
+  report.level_json_bytes = json.size();
+  EntityCompiler compiler;
+  STRATA_RETURN_IF_ERROR(World::RegisterCompilers(compiler));
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(json, {});
+  report.compile_ms = MillisecondsSince(start);
+  if (!compiled.ok()) {
+    return absl::Status(compiled.status().code(),
+                        absl::StrCat("level '", options.level_path, "': ",
+                                     compiled.status().message()));
+  }
+  report.blob_bytes = compiled->blob.size();
+  STRATA_ASSIGN_OR_RETURN(const EntityResourceView view,
+                          EntityResourceView::Create(compiled->blob));
+  report.level_entities = view.num_entities();
+  report.level_component_types = view.num_component_types();
+
+  // Spawn.
+  World world;
+  SpawnStats stats;
+  start = Clock::now();
+  STRATA_ASSIGN_OR_RETURN(const std::vector<Entity> level, world.Spawn(view, &stats));
+  report.spawn_ms = MillisecondsSince(start);
+  report.instances_spawned = stats.instances_spawned;
+
+  // The entity whose "Fog" the property system changes every frame.
+  Entity fog_owner;
+  for (Entity e : level) {
+    if (world.index().FindComponentManager(e, IdString32("Fog")) != nullptr) {
+      fog_owner = e;
+      break;
+    }
+  }
+  TransformAnimator animator(world, level);
+  report.animated_roots = animator.num_roots();
+  report.animated_nodes = animator.num_nodes();
+
+  std::vector<Samples> samples = {{"emit", {}},        {"move", {}},   {"fade", {}},
+                                  {"destroy", {}},     {"transforms", {}},
+                                  {"sprite_sync", {}}, {"render", {}}, {"fog_property", {}},
+                                  {"frame", {}}};
+  for (Samples& s : samples) s.ms.reserve(static_cast<size_t>(options.frames));
+  std::vector<Entity> created, dead;
+  std::vector<SpriteVertex> vertices;
+  auto timed = [&samples](size_t system, auto&& body) {
+    const Clock::time_point t0 = Clock::now();
+    body();
+    samples[system].ms.push_back(MillisecondsSince(t0));
+  };
+  absl::Status status;
+  auto fail = [&status](absl::Status s) {
+    if (status.ok() && !s.ok()) status = std::move(s);
+  };
+  const World::MemoryReport* peak_memory = nullptr;
+  World::MemoryReport peak;
+  for (int frame = 0; frame < options.frames && status.ok(); ++frame) {
+    const float seconds = static_cast<float>(frame) * options.dt;
+    const Clock::time_point frame_start = Clock::now();
+    timed(0, [&] {
+      fail(EmitSparks(world, static_cast<uint32_t>(options.sparks_per_frame),
+                      options.seed * 1000003u + static_cast<uint64_t>(frame), &created));
+    });
+    report.sparks_emitted += created.size();
+    timed(1, [&] { MoveSparks(world, options.dt, parallel); });
+    timed(2, [&] { FadeSparks(world, options.dt, parallel, &dead); });
+    report.sparks_destroyed += dead.size();
+    timed(3, [&] { fail(DestroyEntities(world, &dead)); });
+    timed(4, [&] { fail(animator.Step(world, seconds)); });
+    timed(5, [&] { SyncSprites(world); });
+    timed(6, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
+    timed(7, [&] {
+      if (!fog_owner.is_valid()) return;
+      const float density = 0.02f + 0.015f * (1.0f + std::sin(seconds));
+      fail(world.SetFloatProperty(fog_owner, "Fog", "density", density));
+      absl::StatusOr<float> read = world.GetFloatProperty(fog_owner, "Fog", "density");
+      if (!read.ok()) {
+        fail(read.status());
+      } else if (*read != density) {
+        fail(absl::InternalError(absl::StrCat("Fog density reads back ", *read, ", set ", density)));
+      }
+      report.fog_density_last = density;
+    });
+    samples[8].ms.push_back(MillisecondsSince(frame_start));
+    if (world.entities().size() > report.entities_alive_peak) {
+      report.entities_alive_peak = world.entities().size();
+      peak = world.Memory();
+      peak_memory = &peak;
+    }
+    if (progress != nullptr && options.progress_every > 0 &&
+        ((frame + 1) % options.progress_every == 0 || frame + 1 == options.frames)) {
+      const std::vector<double>& f = samples[8].ms;
+      const size_t window = std::min<size_t>(f.size(), static_cast<size_t>(options.progress_every));
+      Samples recent{"frame", std::vector<double>(f.end() - static_cast<std::ptrdiff_t>(window), f.end())};
+      const SystemTiming t = Summarise(recent);
+      Filter sparks;
+      sparks.Include(world.sparks().component());
+      *progress << absl::StrFormat(
+                       "frame %5d/%d  entities %7zu  sparks %7zu  drawn %7zu  frame %6.3f ms "
+                       "(median of last %zu, max %.3f)",
+                       frame + 1, options.frames, world.entities().size(),
+                       CountMatches(world.pages(), sparks), report.sprites_drawn_last_frame,
+                       t.median_ms, window, t.max_ms)
+                << "\n";
+      progress->flush();
+    }
+  }
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat("frame loop: ", status.ToString()));
+  }
+  for (const Samples& s : samples) report.systems.push_back(Summarise(s));
+  report.entities_alive_end = world.entities().size();
+  {
+    Filter sparks;
+    sparks.Include(world.sparks().component());
+    report.sparks_alive_end = CountMatches(world.pages(), sparks);
+  }
+  const World::MemoryReport memory = peak_memory != nullptr ? peak : world.Memory();
+  report.memory_entity_manager = memory.entity_manager;
+  report.memory_transforms = memory.transforms;
+  report.memory_entity_index = memory.entity_index;
+  report.memory_index_prototypes = world.index().RegistryMemoryUsage();
+  report.memory_pages = memory.pages;
+  report.memory_render_data = memory.render_data;
+  report.num_prototypes = world.index().num_prototypes();
+  Teardown(world, level, &report);
+  report.run_seconds = MillisecondsSince(run_start) / 1000.0;
+  return report;
+}
+
+std::string FormatReport(const DemoReport& r) {
+  std::ostringstream out;
+  const DemoOptions& o = r.options;
+  out << "Strata demo report\n";
+  out << absl::StrFormat("  machine: %s; threads %d\n", r.machine, o.threads);
+  out << absl::StrFormat("  level: %s (%zu bytes of JSON)\n", o.level_path, r.level_json_bytes);
+  out << absl::StrFormat(
+      "  compile: %.2f ms -> blob of %zu bytes (%u entities, %u component types)\n",
+      r.compile_ms, r.blob_bytes, r.level_entities, r.level_component_types);
+  out << absl::StrFormat("  spawn: %.3f ms for %u entities and %u components (%.1f ns per entity)\n",
+                         r.spawn_ms, r.level_entities, r.instances_spawned,
+                         r.level_entities == 0 ? 0.0 : r.spawn_ms * 1e6 / r.level_entities);
+  out << absl::StrFormat(
+      "  frames: %d x %.4f s, %d sparks per frame; %zu roots animated (%zu transform nodes)\n",
+      o.frames, o.dt, o.sparks_per_frame, r.animated_roots, r.animated_nodes);
+  out << "  per-frame update time (ms):     median      p99     mean      max\n";
+  for (const SystemTiming& t : r.systems) {
+    out << absl::StrFormat("    %-14s            %8.4f %8.4f %8.4f %8.4f\n", t.name, t.median_ms,
+                           t.p99_ms, t.mean_ms, t.max_ms);
+  }
+  out << absl::StrFormat(
+      "  entities alive: %zu at the end (peak %zu); sparks alive %zu; emitted %zu, destroyed "
+      "%zu; sprites drawn in the last frame %zu\n",
+      r.entities_alive_end, r.entities_alive_peak, r.sparks_alive_end, r.sparks_emitted,
+      r.sparks_destroyed, r.sprites_drawn_last_frame);
+  out << absl::StrFormat("  Fog density (set by name every frame): %.4f at the end\n",
+                         r.fog_density_last);
+  const size_t total = r.memory_entity_manager + r.memory_transforms + r.memory_entity_index +
+                       r.memory_pages + r.memory_render_data;
+  out << "  memory at the peak entity count (KiB):\n";
+  out << absl::StrFormat("    entity manager %10.1f\n", r.memory_entity_manager / 1024.0);
+  out << absl::StrFormat("    transforms     %10.1f\n", r.memory_transforms / 1024.0);
+  out << absl::StrFormat("    entity index   %10.1f  (prototype registry %.1f KiB, %zu prototypes)\n",
+                         r.memory_entity_index / 1024.0, r.memory_index_prototypes / 1024.0,
+                         r.num_prototypes);
+  out << absl::StrFormat("    entity pages   %10.1f\n", r.memory_pages / 1024.0);
+  out << absl::StrFormat("    render data    %10.1f\n", r.memory_render_data / 1024.0);
+  out << absl::StrFormat("    total          %10.1f\n", total / 1024.0);
+  out << absl::StrFormat("  teardown: %s (%s)\n", r.teardown_clean ? "clean" : "NOT CLEAN",
+                         r.teardown_detail);
+  out << absl::StrFormat("  run time: %.2f s\n", r.run_seconds);
+  return out.str();
+}
+
+nlohmann::json ReportToJson(const DemoReport& r) {
+  nlohmann::json j;
+  j["machine"] = r.machine;
+  j["options"] = {{"level", r.options.level_path},
+                  {"frames", r.options.frames},
+                  {"sparks_per_frame", r.options.sparks_per_frame},
+                  {"threads", r.options.threads},
+                  {"dt", r.options.dt}};
+  j["level"] = {{"json_bytes", r.level_json_bytes},
+                {"entities", r.level_entities},
+                {"component_types", r.level_component_types},
+                {"blob_bytes", r.blob_bytes},
+                {"compile_ms", r.compile_ms},
+                {"spawn_ms", r.spawn_ms},
+                {"instances_spawned", r.instances_spawned}};
+  nlohmann::json systems = nlohmann::json::array();
+  for (const SystemTiming& t : r.systems) {
+    systems.push_back({{"name", t.name},
+                       {"median_ms", t.median_ms},
+                       {"p99_ms", t.p99_ms},
+                       {"mean_ms", t.mean_ms},
+                       {"max_ms", t.max_ms}});
+  }
+  j["systems"] = systems;
+  j["entities"] = {{"alive_end", r.entities_alive_end},
+                   {"alive_peak", r.entities_alive_peak},
+                   {"sparks_alive_end", r.sparks_alive_end},
+                   {"sparks_emitted", r.sparks_emitted},
+                   {"sparks_destroyed", r.sparks_destroyed},
+                   {"sprites_drawn_last_frame", r.sprites_drawn_last_frame},
+                   {"animated_roots", r.animated_roots},
+                   {"animated_nodes", r.animated_nodes}};
+  j["fog_density_last"] = r.fog_density_last;
+  j["memory_bytes_at_peak"] = {{"entity_manager", r.memory_entity_manager},
+                               {"transforms", r.memory_transforms},
+                               {"entity_index", r.memory_entity_index},
+                               {"entity_index_prototypes", r.memory_index_prototypes},
+                               {"entity_pages", r.memory_pages},
+                               {"render_data", r.memory_render_data}};
+  j["num_prototypes"] = r.num_prototypes;
+  j["teardown"] = {{"clean", r.teardown_clean}, {"detail", r.teardown_detail}};
+  j["run_seconds"] = r.run_seconds;
+  return j;
+}
+
+}  // namespace strata

@@ -1,0 +1,108 @@
+// The Strata demo: compiles a level, spawns it into a World, runs a sparks pressure
+// test ("Efficient Entity Page Iteration") for a number of frames and reports what it
+// cost. //engine:demo is the command-line front end (engine/demo_main.cc); tests call
+// RunDemo directly.
+//
+//   DemoOptions options;
+//   options.level_path = "engine/levels/default.json";
+//   options.frames = 600;
+//   absl::StatusOr<DemoReport> report = RunDemo(options, &std::cout);  // progress lines
+//   std::cout << FormatReport(*report);
+//   nlohmann::json j = ReportToJson(*report);
+//
+// Every frame: emit sparks_per_frame sparks in one batch; move and fade every spark
+// through page queries; destroy the burnt-out ones with one DestroyBatch; turn and bob
+// the level's hierarchy roots with one SetLocalBatch (the transform component
+// propagates to their descendants); copy world positions into sprites; gather the draw
+// list; set the "Fog" render_data density of the level's environment by name through
+// the property system (and read it back). Each system is timed separately.
+// At the end everything is destroyed and the report states whether every subsystem
+// returned to empty.
+#ifndef STRATA_ENGINE_DEMO_H_
+#define STRATA_ENGINE_DEMO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace strata {
+
+struct DemoOptions {
+  std::string level_path;
+  int frames = 600;
+  int sparks_per_frame = 2000;
+  // threads: 1 runs every system on the calling thread; more lets the spark systems
+  // split their page walks over that many TBB workers.
+  int threads = 1;
+  // progress_every: a progress line every this many frames (0: none).
+  int progress_every = 60;
+  float dt = 1.0f / 60.0f;
+  uint64_t seed = 1;
+};
+
+// SystemTiming: one system's per-frame wall time over the run, in milliseconds.
+struct SystemTiming {
+  std::string name;
+  double median_ms = 0;
+  double p99_ms = 0;
+  double mean_ms = 0;
+  double max_ms = 0;
+};
+
+struct DemoReport {
+  DemoOptions options;
+  std::string machine;  // CPU model name, when /proc/cpuinfo says
+  // Level.
+  size_t level_json_bytes = 0;
+  uint32_t level_entities = 0;
+  uint32_t level_component_types = 0;
+  size_t blob_bytes = 0;
+  double compile_ms = 0;
+  double spawn_ms = 0;
+  uint32_t instances_spawned = 0;
+  // Frames.
+  std::vector<SystemTiming> systems;  // in frame order, then "frame" (the sum)
+  size_t sparks_emitted = 0;
+  size_t sparks_destroyed = 0;
+  size_t entities_alive_end = 0;
+  size_t entities_alive_peak = 0;
+  size_t sparks_alive_end = 0;
+  size_t sprites_drawn_last_frame = 0;
+  size_t animated_roots = 0;
+  size_t animated_nodes = 0;
+  float fog_density_last = 0;
+  double run_seconds = 0;
+  // Memory (bytes) per subsystem at the peak entity count and at the end.
+  size_t memory_entity_manager = 0;
+  size_t memory_transforms = 0;
+  size_t memory_entity_index = 0;
+  size_t memory_index_prototypes = 0;
+  size_t memory_pages = 0;
+  size_t memory_render_data = 0;
+  size_t num_prototypes = 0;
+  // Teardown: after destroying everything, did every subsystem return to empty?
+  bool teardown_clean = false;
+  std::string teardown_detail;
+};
+
+// RunDemo: runs the demo. Progress lines go to `progress` if not null. Errors:
+// InvalidArgument for bad options (frames < 0, sparks_per_frame < 0, threads < 1 or
+// > 256, dt not in (0, 1]); NotFound / PermissionDenied if the level cannot be read;
+// the compiler's InvalidArgument (with entity path and JSON line/column) for a bad
+// level; Internal if a subsystem misbehaves during the run.
+absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* progress);
+
+// FormatReport: the human-readable report (several lines).
+std::string FormatReport(const DemoReport& report);
+
+// ReportToJson: the machine-readable report.
+nlohmann::json ReportToJson(const DemoReport& report);
+
+}  // namespace strata
+
+#endif  // STRATA_ENGINE_DEMO_H_

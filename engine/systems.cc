@@ -1,0 +1,241 @@
+// The demo's systems. This file talks to the transform component, so it must not
+// include index/property_system.h (see world.h's NOTE).
+#include "engine/systems.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "base/status_macros.h"
+#include "engine/sample_components.h"
+#include "iteration/entity_pages.h"
+#include "iteration/filter.h"
+#include "iteration/parallel_query.h"
+#include "transform/matrix.h"
+#include "transform/transform_component.h"
+
+namespace strata {
+namespace {
+
+struct EmitterPlace {
+  Vector3 position;
+  SparkEmitter emitter;
+};
+
+// The world positions of every spark emitter: its transform's world translation, or
+// its sprite's position when it has no transform, or the origin.
+std::vector<EmitterPlace> FindEmitters(World& world) {
+  std::vector<EmitterPlace> places;
+  Filter filter;
+  filter.Include(world.emitters().component());
+  const TransformComponent& transforms = world.transforms();
+  ForEachMatch(
+      world.pages(), filter,
+      [&](Entity e, SparkEmitter& emitter) {
+        Vector3 position;
+        const TransformComponent::Instance t = transforms.Lookup(e);
+        if (t.is_valid()) {
+          position = transforms.World(t).translation();
+        } else if (const Sprite* s = world.pages().TryGet(e, world.sprites().component())) {
+          position = Vector3{s->position[0], s->position[1], s->position[2]};
+        }
+        places.push_back(EmitterPlace{position, emitter});
+      },
+      world.emitters().component());
+  if (places.empty()) places.push_back(EmitterPlace{Vector3{}, SparkEmitter{}});
+  return places;
+}
+
+Filter SparkFilter(const World& world) {
+  Filter filter;
+  filter.Include(world.sparks().component()).Include(world.sprites().component());
+  return filter;
+}
+
+}  // namespace
+
+absl::Status EmitSparks(World& world, uint32_t count, uint64_t seed,
+                        std::vector<Entity>* created) {
+  created->assign(count, Entity());
+  if (count == 0) return absl::OkStatus();
+  const std::vector<EmitterPlace> places = FindEmitters(world);
+  world.entities().CreateBatch(absl::MakeSpan(*created));
+  Archetype archetype;
+  archetype.Set(world.sprites().component(), Sprite{}).Set(world.sparks().component(), Spark{});
+  STRATA_RETURN_IF_ERROR(world.pages().CreateFromArchetype(*created, archetype));
+  std::mt19937 rng(static_cast<uint32_t>(seed * 0x9E3779B9u + 1));
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> jitter(0.8f, 1.2f);
+  EntityPages& pages = world.pages();
+  const Component<Sprite> sprite_c = world.sprites().component();
+  const Component<Spark> spark_c = world.sparks().component();
+  for (uint32_t i = 0; i < count; ++i) {
+    const EmitterPlace& place = places[i % places.size()];
+    const SparkEmitter& em = place.emitter;
+    Sprite* sprite = pages.TryGet((*created)[i], sprite_c);
+    Spark* spark = pages.TryGet((*created)[i], spark_c);
+    sprite->position[0] = place.position.x;
+    sprite->position[1] = place.position.y;
+    sprite->position[2] = place.position.z;
+    sprite->size = 0.1f;
+    std::copy(em.color, em.color + 4, sprite->color);
+    const float speed = em.speed * jitter(rng);
+    spark->velocity[0] = unit(rng) * em.spread * speed;
+    spark->velocity[1] = speed;
+    spark->velocity[2] = unit(rng) * em.spread * speed;
+    spark->lifetime = spark->max_lifetime = std::max(em.lifetime * jitter(rng), 1e-3f);
+  }
+  STRATA_RETURN_IF_ERROR(world.index().RegisterComponent(
+      absl::MakeConstSpan(*created), &world.sprites(), world.sprites().instance_id()));
+  return world.index().RegisterComponent(absl::MakeConstSpan(*created), &world.sparks(),
+                                         world.sparks().instance_id());
+}
+
+void MoveSparks(World& world, float dt, bool parallel) {
+  const Filter filter = SparkFilter(world);
+  const float dv = kGravity * dt;
+  auto move = [dt, dv](Spark& spark, Sprite& sprite) {
+    spark.velocity[1] -= dv;
+    sprite.position[0] += spark.velocity[0] * dt;
+    sprite.position[1] += spark.velocity[1] * dt;
+    sprite.position[2] += spark.velocity[2] * dt;
+  };
+  if (parallel) {
+    ParallelForEachMatch(world.pages(), filter, move, world.sparks().component(),
+                         world.sprites().component());
+  } else {
+    ForEachMatch(world.pages(), filter, move, world.sparks().component(),
+                 world.sprites().component());
+  }
+}
+
+void FadeSparks(World& world, float dt, bool parallel, std::vector<Entity>* dead) {
+  const Filter filter = SparkFilter(world);
+  auto fade = [dt](Spark& spark, Sprite& sprite) {
+    spark.lifetime -= dt;
+    sprite.color[3] = spark.lifetime > 0.0f ? spark.lifetime / spark.max_lifetime : 0.0f;
+    return spark.lifetime <= 0.0f;
+  };
+  if (parallel) {
+    // The parallel walk writes only the spark and sprite it was handed (see
+    // iteration/parallel_query.h); the dead are then collected by one serial walk, in
+    // the same order as the serial variant, with no shared list between threads.
+    ParallelForEachMatch(
+        world.pages(), filter, [&](Spark& spark, Sprite& sprite) { fade(spark, sprite); },
+        world.sparks().component(), world.sprites().component());
+    ForEachMatch(
+        world.pages(), filter,
+        [dead](Entity e, const Spark& spark) {
+          if (spark.lifetime <= 0.0f) dead->push_back(e);
+        },
+        world.sparks().component());
+  } else {
+    ForEachMatch(
+        world.pages(), filter,
+        [&](Entity e, Spark& spark, Sprite& sprite) {
+          if (fade(spark, sprite)) dead->push_back(e);
+        },
+        world.sparks().component(), world.sprites().component());
+  }
+}
+
+absl::Status DestroyEntities(World& world, std::vector<Entity>* dead) {
+  STRATA_RETURN_IF_ERROR(world.DestroyBatch(*dead));
+  dead->clear();
+  world.pages().ReleaseEmptyPages();
+  return absl::OkStatus();
+}
+
+size_t SyncSprites(World& world) {
+  Filter filter;
+  filter.Include(world.sprites().component()).Exclude(world.sparks().component());
+  const TransformComponent& transforms = world.transforms();
+  size_t synced = 0;
+  ForEachMatch(
+      world.pages(), filter,
+      [&](Entity e, Sprite& sprite) {
+        const TransformComponent::Instance t = transforms.Lookup(e);
+        if (!t.is_valid()) return;
+        const Vector3 p = transforms.World(t).translation();
+        sprite.position[0] = p.x;
+        sprite.position[1] = p.y;
+        sprite.position[2] = p.z;
+        ++synced;
+      },
+      world.sprites().component());
+  return synced;
+}
+
+size_t RenderSprites(World& world, std::vector<SpriteVertex>* out) {
+  out->clear();
+  Filter filter;
+  filter.Include(world.sprites().component());
+  constexpr float kMinAlpha = 1.0f / 255.0f;
+  ForEachMatch(
+      world.pages(), filter,
+      [out](const Sprite& s) {
+        if (s.color[3] < kMinAlpha || !(s.size > 0.0f)) return;
+        SpriteVertex& v = out->emplace_back();
+        std::copy(s.position, s.position + 3, v.position);
+        v.size = s.size;
+        std::copy(s.color, s.color + 4, v.color);
+      },
+      world.sprites().component());
+  return out->size();
+}
+
+struct TransformAnimator::State {
+  std::vector<TransformComponent::Instance> roots;
+  std::vector<Matrix4x4> base;
+  std::vector<float> phase;
+  std::vector<Matrix4x4> locals;  // scratch for SetLocalBatch
+};
+
+TransformAnimator::TransformAnimator(World& world, absl::Span<const Entity> entities)
+    : state_(std::make_unique<State>()) {
+  const TransformComponent& transforms = world.transforms();
+  for (Entity e : entities) {
+    const TransformComponent::Instance t = transforms.Lookup(e);
+    if (!t.is_valid() || transforms.Parent(t).is_valid() ||
+        !transforms.FirstChild(t).is_valid()) {
+      continue;
+    }
+    state_->roots.push_back(t);
+    state_->base.push_back(transforms.Local(t));
+    state_->phase.push_back(static_cast<float>(state_->roots.size()) * 0.37f);
+    // Count the subtree without recursion: depth-first over first_child/next_sibling.
+    TransformComponent::Instance node = t;
+    while (node.is_valid()) {
+      ++num_nodes_;
+      TransformComponent::Instance next = transforms.FirstChild(node);
+      while (!next.is_valid() && node != t) {
+        next = transforms.NextSibling(node);
+        if (!next.is_valid()) node = transforms.Parent(node);
+      }
+      node = next;
+    }
+  }
+  state_->locals.resize(state_->roots.size());
+}
+
+TransformAnimator::~TransformAnimator() = default;
+
+size_t TransformAnimator::num_roots() const { return state_->roots.size(); }
+
+absl::Status TransformAnimator::Step(World& world, float seconds) {
+  State& s = *state_;
+  for (size_t i = 0; i < s.roots.size(); ++i) {
+    const float a = seconds * 0.5f + s.phase[i];
+    // A slow turn about y and a small bob: the whole subtree follows.
+    const Quaternion turn = Quaternion::FromAxisAngle(Vector3{0, 1, 0}, 0.1f * std::sin(a));
+    const Matrix4x4 motion =
+        Matrix4x4::Compose(Vector3{0.0f, 0.05f * std::sin(2.0f * a), 0.0f}, turn,
+                           Vector3{1.0f, 1.0f, 1.0f});
+    s.locals[i] = motion * s.base[i];
+  }
+  STRATA_RETURN_IF_ERROR(world.transforms().SetLocalBatch(s.roots, s.locals));
+  world.UpdateTransforms();
+  return absl::OkStatus();
+}
+
+}  // namespace strata
