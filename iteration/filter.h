@@ -233,6 +233,23 @@ void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
   }
 }
 
+// ForEachMatchInPageRange: ForEachMatch restricted to pages [begin_page, end_page)
+// (clamped to page_capacity()), for callers that split the walk over their own job
+// system. Calls on disjoint page ranges touch disjoint entities, so they may run
+// concurrently (see iteration/parallel_query.h for why that is race-free).
+template <typename Fn, typename... Ts>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInPageRange(
+    const EntityPages& pages, const Filter& filter, size_t begin_page, size_t end_page,
+    Fn&& fn, Component<Ts>... components) {
+  iteration_internal::AssertIncluded(filter, components...);
+  const iteration_internal::ResolvedRows resolved =
+      iteration_internal::Resolve(pages, filter);
+  const size_t end = end_page < pages.page_capacity() ? end_page : pages.page_capacity();
+  if (begin_page >= end) return;
+  iteration_internal::ForEachMatchInRange(pages, resolved.rows(), begin_page, end, fn,
+                                          components...);
+}
+
 // CountMatches: how many entities match `filter` (SIMD kernel + popcount).
 size_t CountMatches(const EntityPages& pages, const Filter& filter);
 
