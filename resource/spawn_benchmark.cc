@@ -103,6 +103,13 @@ struct TransformManager {
                                              : Multiply(local.back(), world[parent_instance]));
     return i;
   }
+  // Reserve: grows geometrically, so a batch of one (the per-entity path) stays
+  // amortised O(1) while a large batch grows each column once.
+  void Reserve(size_t n) {
+    if (n <= entity.capacity()) return;
+    n = std::max(n, 2 * entity.capacity());
+    entity.reserve(n), name.reserve(n), local.reserve(n), world.reserve(n), parent.reserve(n);
+  }
   void Clear() {
     entity.clear(), name.clear(), local.clear(), world.clear(), parent.clear();
     lookup.Clear();
@@ -156,9 +163,7 @@ absl::Status SpawnTransforms(const ComponentSpawnBatch& b) {
   TransformManager& tm = static_cast<World*>(b.context)->transforms;
   // Batch economy: grow every column and the lookup table once.
   tm.lookup.Ensure(MaxIndex(b));
-  const size_t n = tm.entity.size() + b.num_instances;
-  tm.entity.reserve(n), tm.name.reserve(n), tm.local.reserve(n), tm.world.reserve(n),
-      tm.parent.reserve(n);
+  tm.Reserve(tm.entity.size() + b.num_instances);
   for (uint32_t i = 0; i < b.num_instances; ++i) {
     float trs[10];
     std::memcpy(trs, b.data.data() + size_t{i} * kTransformSize, sizeof(trs));
