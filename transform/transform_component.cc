@@ -454,13 +454,24 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instan
     std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));
     batch_epoch_ = 0;
   }
-  const uint32_t tag = ++batch_epoch_ << kMarkShift;
+  const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
   scratch_positions_.resize(instances.size());
+  bool any_parented = false;
   for (size_t k = 0; k < instances.size(); ++k) {
     const uint32_t pos = PositionOf(instances[k]);
     scratch_positions_[k] = pos;
-    mark_[pos] = tag | kInBatch;
+    any_parented |= parent_[pos] != kNone;
   }
+  if (!any_parented) {
+    // Only roots (flat scenes, moving parents): none lies below another, so each starts
+    // its own walk, in batch order; a repeated root is walked again and its last matrix
+    // wins. No marks needed.
+    transform_internal::SetAndUpdateSubtrees(view, scratch_positions_.data(), locals.data(),
+                                             nullptr, instances.size());
+    return absl::OkStatus();
+  }
+  const uint32_t tag = ++batch_epoch_ << kMarkShift;
+  for (uint32_t pos : scratch_positions_) mark_[pos] = tag | kInBatch;
   scratch_roots_.clear();
   // Backwards, so that a repeated instance keeps its last matrix: the first visit (in
   // this order) claims the node.
@@ -479,7 +490,6 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instan
     }
   }
   std::reverse(scratch_roots_.begin(), scratch_roots_.end());  // forward memory order
-  const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
   transform_internal::SetAndUpdateSubtrees(view, scratch_positions_.data(), locals.data(),
                                            scratch_roots_.data(), scratch_roots_.size());
   return absl::OkStatus();

@@ -235,6 +235,14 @@ TEST_P(TransformModes, SetLocalBatchTakesLastOfRepeatsAndChecksSizes) {
   EXPECT_EQ(tc.Local(c), Matrix4x4::Translation(2, 0, 0));
   EXPECT_EQ(tc.World(p), Matrix4x4::Translation(20, 0, 0));
   EXPECT_EQ(tc.World(c), Matrix4x4::Translation(22, 0, 0));
+  // Only roots in the batch (the path without marks): repeats still take the last.
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance r, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK(tc.SetLocalBatch(
+      {r, p, r}, {Matrix4x4::Translation(0, 1, 0), Matrix4x4::Translation(30, 0, 0),
+                  Matrix4x4::Translation(0, 2, 0)}));
+  Settle(tc);
+  EXPECT_EQ(tc.World(r), Matrix4x4::Translation(0, 2, 0));
+  EXPECT_EQ(tc.World(c), Matrix4x4::Translation(32, 0, 0));
 }
 
 TEST_P(TransformModes, DestroyListenerRemovesTransforms) {

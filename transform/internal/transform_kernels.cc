@@ -48,7 +48,7 @@ HWY_INLINE void UpdateDescendants(const HierarchyView& v, uint32_t root) {
 void SetAndUpdateSubtreesT(const HierarchyView& v, const uint32_t* positions,
                            const Matrix4x4* locals, const uint32_t* roots, size_t num_roots) {
   for (size_t k = 0; k < num_roots; ++k) {
-    const uint32_t source = roots[k];
+    const uint32_t source = roots != nullptr ? roots[k] : static_cast<uint32_t>(k);
     const uint32_t p = positions[source];
     Copy4x4(locals[source].m, v.local[p].m);
     ComputeWorld(v, p);

@@ -25,7 +25,8 @@ struct HierarchyView {
   const uint32_t* next_sibling;
 };
 
-// SetAndUpdateSubtrees: for each k in roots[0..num_roots): p = positions[k];
+// SetAndUpdateSubtrees: for each k in roots[0..num_roots) (k = 0..num_roots-1 when
+// `roots` is null), in order: p = positions[k];
 // local[p] = locals[k]; world[p] = local[p] * world[parent[p]] (local[p] for a root);
 // then every descendant of p in preorder, world = local * world[parent]. No recursion,
 // no stack: the walk follows first_child / next_sibling / parent links.
