@@ -88,11 +88,8 @@ uint32_t EntityIndex::ChildId(uint32_t base, const ComponentManager* manager,
   return id == 0 ? 1 : id;
 }
 
-uint32_t EntityIndex::FindChild(uint32_t base, ComponentManager* manager, uint32_t name) {
-  uint32_t& cached = transitions_[TransitionSlot(base, manager, name)];
-  // records_[0] has a null manager, so an empty entry never matches.
-  const Record& r = records_[cached];
-  if (r.manager == manager && r.base == base && r.name == name) return cached;
+uint32_t EntityIndex::FindChildInRegistry(uint32_t base, ComponentManager* manager,
+                                          uint32_t name, uint32_t& cached) {
   const Key key{base, name, manager, ChildId(base, manager, name)};
   ++registry_probes_;
   auto it = registry_.find(key);

@@ -231,7 +231,16 @@ class EntityIndex {
   }
   // The prototype {base, manager, name}, or kEmptyPrototype if it does not exist.
   // Tries the transition cache, then the registry.
-  uint32_t FindChild(uint32_t base, ComponentManager* manager, uint32_t name);
+  uint32_t FindChild(uint32_t base, ComponentManager* manager, uint32_t name) {
+    uint32_t& cached = transitions_[TransitionSlot(base, manager, name)];
+    // records_[0] has a null manager, so an empty entry never matches.
+    const Record& r = records_[cached];
+    if (r.manager == manager && r.base == base && r.name == name) return cached;
+    return FindChildInRegistry(base, manager, name, cached);
+  }
+  // The registry probe of FindChild; refreshes the transition cache entry `cached`.
+  uint32_t FindChildInRegistry(uint32_t base, ComponentManager* manager, uint32_t name,
+                               uint32_t& cached);
   // Adds the prototype {base, manager, name}, which must not exist.
   uint32_t AddChild(uint32_t base, ComponentManager* manager, uint32_t name);
   uint32_t FindOrAddChild(uint32_t base, ComponentManager* manager, uint32_t name) {
