@@ -155,8 +155,8 @@ TEST(TransformResource, ContextAccessorAndLevelRestart) {
   }), IsOk());
   STRATA_ASSERT_OK_AND_ASSIGN(EntityCompiler::Result compiled, compiler.Compile(kCar, {}));
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled.blob));
+  EntityManager entities;  // declared first: it must outlive the connected component
   World world;
-  EntityManager entities;
   world.transforms.ConnectTo(entities);
   for (int restart = 0; restart < 50; ++restart) {
     STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, spawner.Spawn(view, entities, &world));
