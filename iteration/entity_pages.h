@@ -142,40 +142,29 @@ class EntityPages {
   // changes). O(1) amortised. Invalidates no pointers except when the page capacity
   // grows (see page_masks()).
   absl::Status Add(Entity e, ComponentId c, const void* value) {
-    // Fast path inline: slot and data page exist, entity alive, component absent.
-    const uint32_t page = e.index() >> kEntityPageShift;
-    const uint32_t bit = e.index() & (kEntityPageSize - 1);
-    const uint32_t flag = uint32_t{1} << bit;
-    if (ABSL_PREDICT_TRUE(manager_->Alive(e) && c < types_.size() &&
-                          page < page_capacity_)) {
-      ComponentType& type = types_[c];
-      EntityPage* entity_page = entity_pages_[page];
-      std::byte* data = type.data[page];
-      if (ABSL_PREDICT_TRUE(entity_page != nullptr && data != nullptr &&
-                            (type.masks[page] & flag) == 0)) {
-        if ((occupied_[page] & flag) == 0) {
-          occupied_[page] |= flag;
-          entity_page->generation[bit] = e.generation();
-          entity_page->count[bit] = 1;
-        } else {
-          ++entity_page->count[bit];
-        }
-        type.masks[page] |= flag;
-        WriteValue(data + size_t{bit} * type.size, value, type.size);
-        return absl::OkStatus();
-      }
-    }
-    return AddSlow(e, c, value);
+    return AddWith(e, c, value, [&](std::byte* dst, uint32_t size) {
+      WriteValue(dst, value, size);
+    });
   }
   template <typename T>
   absl::Status Add(Entity e, Component<T> c, const T& value) {
-    return Add(e, c.id, &value);
+    if constexpr (std::is_empty_v<T>) {
+      // A tag has no bytes (sizeof of an empty type is 1, its registered size 0).
+      return AddWith(e, c.id, nullptr, [](std::byte*, uint32_t) {});
+    } else {
+      // A fixed-size copy: the compiler turns it into a few moves.
+      return AddWith(e, c.id, &value, [&](std::byte* dst, uint32_t size) {
+        ABSL_HARDENING_ASSERT(size == sizeof(T));
+        (void)size;
+        std::memcpy(dst, &value, sizeof(T));
+      });
+    }
   }
 
   // Remove: takes component `c` away from `e`. NotFound if `e` is stale or lacks `c`.
   // The data page stays until ReleaseEmptyPages(). O(1). Pointers to `e`'s `c` become
   // dangling-by-contract (the slot may be reused by the next Add).
-  absl::Status Remove(Entity e, ComponentId c) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, ComponentId c) {
     const uint32_t page = e.index() >> kEntityPageShift;
     const uint32_t bit = e.index() & (kEntityPageSize - 1);
     const uint32_t flag = uint32_t{1} << bit;
@@ -316,6 +305,35 @@ class EntityPages {
     }
   }
   absl::Status AddSlow(Entity e, ComponentId c, const void* value);
+  // The inline fast path of Add: slot and data page exist, entity alive, component
+  // absent; `write(dst, size)` stores the value. Anything else goes to AddSlow.
+  template <typename Writer>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c,
+                                                    const void* value, Writer write) {
+    const uint32_t page = e.index() >> kEntityPageShift;
+    const uint32_t bit = e.index() & (kEntityPageSize - 1);
+    const uint32_t flag = uint32_t{1} << bit;
+    if (ABSL_PREDICT_TRUE(manager_->Alive(e) && c < types_.size() &&
+                          page < page_capacity_)) {
+      ComponentType& type = types_[c];
+      EntityPage* entity_page = entity_pages_[page];
+      std::byte* data = type.data[page];
+      if (ABSL_PREDICT_TRUE(entity_page != nullptr && data != nullptr &&
+                            (type.masks[page] & flag) == 0)) {
+        if ((occupied_[page] & flag) == 0) {
+          occupied_[page] |= flag;
+          entity_page->generation[bit] = e.generation();
+          entity_page->count[bit] = 1;
+        } else {
+          ++entity_page->count[bit];
+        }
+        type.masks[page] |= flag;
+        write(data + size_t{bit} * type.size, type.size);
+        return absl::OkStatus();
+      }
+    }
+    return AddSlow(e, c, value);
+  }
   absl::Status NotFoundError(Entity e, ComponentId c) const;
   void GrowTo(size_t page);
   EntityPage* EnsureEntityPage(uint32_t page);
