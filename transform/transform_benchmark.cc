@@ -9,6 +9,9 @@
 // parent set: all 1M worlds recomputed). Modes: Immediate (SetLocal per node), Batch
 // (one SetLocalBatch), Deferred (SetLocal per node + UpdateWorld).
 //
+// BM_Transform/MemoryFloor/Copy192 is a baseline: two memcpy of 64 MB (192 bytes of
+// traffic per node), the bandwidth floor for FlatAll.
+//
 // Run: bazel run -c opt //transform:transform_benchmark -- --benchmark_repetitions=5
 //      --benchmark_report_aggregates_only=true   (about 2 minutes)
 // Subset: --benchmark_filter=FlatAll
@@ -16,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -196,7 +200,32 @@ const char* ModeName(Mode mode) {
   return "?";
 }
 
+// The traffic floor of FlatAll on this machine: per node, read a 64-byte local and
+// write two 64-byte matrices (local and world), nothing else. Not a mode of the
+// component; it shows how close the cases above are to memory bandwidth.
+void BM_TransformMemoryFloor(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<Matrix4x4> local(n), world(n);
+  int frame = 0;
+  double ns = 0;
+  for (auto _ : state) {
+    const std::vector<Matrix4x4>& pose = Pose(frame++);
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(local.data(), pose.data(), n * sizeof(Matrix4x4));
+    std::memcpy(world.data(), pose.data(), n * sizeof(Matrix4x4));
+    const auto stop = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(world.data());
+    benchmark::ClobberMemory();
+    ns += std::chrono::duration<double, std::nano>(stop - start).count();
+  }
+  state.counters["ns_per_node"] = ns / (static_cast<double>(state.iterations()) * n);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
 void RegisterAll() {
+  benchmark::RegisterBenchmark("BM_Transform/MemoryFloor/Copy192", BM_TransformMemoryFloor)
+      ->Arg(kMillion)
+      ->Unit(benchmark::kMillisecond);
   for (Mode mode : {Mode::kImmediate, Mode::kBatch, Mode::kDeferred}) {
     const std::string m = ModeName(mode);
     benchmark::RegisterBenchmark(
