@@ -63,8 +63,8 @@ inline constexpr absl::string_view kSpriteTypeName = "sprite";
 inline constexpr absl::string_view kSparkTypeName = "spark";
 inline constexpr absl::string_view kSparkEmitterTypeName = "spark_emitter";
 
-// Spawn orders: transforms first (kTransformSpawnOrder in engine/world.h is 0), then
-// the components that read them.
+// Spawn orders: transforms first (kTransformSpawnOrder, transform/transform_resource.h,
+// is 0), then the components that read them.
 inline constexpr int kRenderDataSpawnOrder = 10;
 inline constexpr int kSpriteSpawnOrder = 20;
 inline constexpr int kSparkSpawnOrder = 30;

@@ -8,9 +8,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "engine/transform_resource_functions.h"
 #include "transform/matrix.h"
 #include "transform/transform_component.h"
+#include "transform/transform_resource.h"
 
 namespace strata {
 namespace {
@@ -159,8 +159,9 @@ void World::RegisterSpawners() {
 }
 
 absl::Status World::RegisterCompilers(EntityCompiler& compiler) {
-  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
-      kTransformTypeName, CompileTransform, kTransformSpawnOrder, kTransformInstanceSize));
+  // transform/transform_resource.h's compile function; the spawn function is this
+  // file's SpawnTransforms, which also registers the transforms in the entity index.
+  STRATA_RETURN_IF_ERROR(RegisterTransformCompiler(compiler, kTransformSpawnOrder));
   STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
       kRenderDataTypeName, CompileRenderData, kRenderDataSpawnOrder, kRenderDataInstanceSize));
   STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
@@ -181,6 +182,8 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
 }
 
 TransformComponent& World::transforms() const { return *transforms_; }
+
+size_t World::num_transforms() const { return transforms_->size(); }
 
 void World::UpdateTransforms() { transforms_->UpdateWorld(); }
 

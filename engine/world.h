@@ -58,9 +58,6 @@ namespace strata {
 class TransformComponent;
 class PropertySystem;
 
-// kTransformSpawnOrder: transforms spawn before every component that reads them.
-inline constexpr int kTransformSpawnOrder = 0;
-
 // WorldOptions: how a World is built (World::Options).
 struct WorldOptions {
   // deferred_transforms: the transform component in deferred mode (SetLocal marks
@@ -129,6 +126,10 @@ class World {
                                          absl::string_view property) const;
 
   MemoryReport Memory() const;
+
+  // num_transforms: transforms in this world (TransformComponent::size(), for code that
+  // cannot include transform headers).
+  size_t num_transforms() const;
 
   EntityManager& entities() const { return *entities_; }
   TransformComponent& transforms() const;

@@ -222,7 +222,7 @@ TEST(World, SpritesNamedOtherwiseAreRejectedAtCompileTime) {
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(compiler
                   .Compile(R"({"entities": [{"components": [
-                      {"type": "transform", "scale": [1, 0, 1]}]}]})",
+                      {"type": "transform", "rotation": [0, 0, 0, 0]}]}]})",
                            {})
                   .status(),
               StatusIs(absl::StatusCode::kInvalidArgument));

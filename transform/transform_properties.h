@@ -47,9 +47,6 @@ namespace strata {
 class TransformComponent;
 class PropertySystem;
 
-// kTransformTypeName: the component type name of transforms in levels and the index.
-inline constexpr absl::string_view kTransformTypeName = "transform";
-
 // TransformComponentManager: adapts one TransformComponent (one world's transforms) to
 // the ComponentManager interface. An entity has at most one transform per component,
 // so the InstanceId is not checked: the entity index has already resolved the name
@@ -66,7 +63,7 @@ class TransformComponentManager final : public ComponentManager {
   TransformComponentManager(const TransformComponentManager&) = delete;
   TransformComponentManager& operator=(const TransformComponentManager&) = delete;
 
-  absl::string_view type_name() const override { return kTransformTypeName; }
+  absl::string_view type_name() const override { return "transform"; }
 
   // Create: a root transform with the identity local matrix. Errors of
   // TransformComponent::Create (InvalidArgument, AlreadyExists). Amortised O(1).
