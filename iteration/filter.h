@@ -15,6 +15,8 @@
 //   pages per instruction from the per-component mask arrays and compacts the
 //   non-empty pages; chosen at run time with HWY_DYNAMIC_DISPATCH.
 // - ForEachMatchScalar: the article's per-page loop with early exits.
+// - ForEachMatchInPageRange: the SIMD walk over a page range, for job systems
+//   (iteration/parallel_query.h does the same with TBB).
 // A page whose filtered mask is all ones takes a straight loop over its 32 elements,
 // which the compiler can vectorise; other pages take the tzcnt/blsr bit walk.
 //
