@@ -115,7 +115,7 @@ void RunLevel(const std::string& json, const LevelCounts& expected, bool deferre
   std::vector<Entity> created, dead;
   std::vector<SpriteVertex> vertices;
   size_t emitted = 0, destroyed = 0;
-  constexpr int kFrames = 40;
+  constexpr int kFrames = 25;
   constexpr uint32_t kSparks = 300;
   constexpr float kDt = 1.0f / 30.0f;
   for (int frame = 0; frame < kFrames; ++frame) {
