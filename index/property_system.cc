@@ -18,6 +18,8 @@ absl::string_view PropertyTypeName(PropertyType type) {
       return "vector3";
     case PropertyType::kVector4:
       return "vector4";
+    case PropertyType::kQuaternion:
+      return "quaternion";
     case PropertyType::kMatrix4x4:
       return "matrix4x4";
     case PropertyType::kString:

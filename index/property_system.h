@@ -41,24 +41,14 @@
 #include "index/component_manager.h"
 #include "index/entity_index.h"
 #include "index/id_string.h"
+#include "transform/matrix.h"
 
 namespace strata {
 
-// Vector3 / Vector4: plain float tuples. Quaternion is a Vector4 (x, y, z, w).
-struct Vector3 {
-  float x = 0, y = 0, z = 0;
-  friend bool operator==(const Vector3&, const Vector3&) = default;
-};
-struct Vector4 {
-  float x = 0, y = 0, z = 0, w = 0;
-  friend bool operator==(const Vector4&, const Vector4&) = default;
-};
-using Quaternion = Vector4;
-// Matrix4x4: 16 floats, row-major (m[row * 4 + column]).
-struct Matrix4x4 {
-  std::array<float, 16> m{};
-  friend bool operator==(const Matrix4x4&, const Matrix4x4&) = default;
-};
+// NOTE: the value types (Vector3, Vector4, Quaternion, Matrix4x4) are the transform
+// package's math types from //transform:matrix, a leaf library with no other Strata
+// dependency, so a property holds exactly what the transform graph computes with and
+// no conversion or second definition of strata::Vector3 exists anywhere.
 
 // PropertyType: the alternatives of PropertyValue, in the same order.
 enum class PropertyType : uint8_t {
@@ -67,13 +57,15 @@ enum class PropertyType : uint8_t {
   kFloat,
   kVector3,
   kVector4,
+  kQuaternion,
   kMatrix4x4,
   kString,
 };
 
 // PropertyValue: a typed property value; index() is the PropertyType.
 using PropertyValue =
-    std::variant<bool, int32_t, float, Vector3, Vector4, Matrix4x4, std::string>;
+    std::variant<bool, int32_t, float, Vector3, Vector4, Quaternion, Matrix4x4,
+                 std::string>;
 
 namespace index_internal {
 template <typename T, typename... Ts>
@@ -99,7 +91,8 @@ constexpr PropertyType PropertyTypeOf() {
 inline PropertyType TypeOf(const PropertyValue& value) {
   return static_cast<PropertyType>(value.index());
 }
-// PropertyTypeName: "bool", "int32", "float", "vector3", "vector4", "matrix4x4", "string".
+// PropertyTypeName: "bool", "int32", "float", "vector3", "vector4", "quaternion", "matrix4x4",
+// "string".
 absl::string_view PropertyTypeName(PropertyType type);
 
 // PropertyDescriptor: one property of a manager's components. The getter and setter

@@ -145,12 +145,14 @@ TEST(PropertyValue, TypesAndNames) {
   EXPECT_EQ(PropertyTypeOf<int32_t>(), PropertyType::kInt32);
   EXPECT_EQ(PropertyTypeOf<float>(), PropertyType::kFloat);
   EXPECT_EQ(PropertyTypeOf<Vector3>(), PropertyType::kVector3);
-  EXPECT_EQ(PropertyTypeOf<Quaternion>(), PropertyType::kVector4);
+  EXPECT_EQ(PropertyTypeOf<Vector4>(), PropertyType::kVector4);
+  EXPECT_EQ(PropertyTypeOf<Quaternion>(), PropertyType::kQuaternion);
   EXPECT_EQ(PropertyTypeOf<Matrix4x4>(), PropertyType::kMatrix4x4);
   EXPECT_EQ(PropertyTypeOf<std::string>(), PropertyType::kString);
   EXPECT_EQ(TypeOf(PropertyValue(1.5f)), PropertyType::kFloat);
   EXPECT_EQ(PropertyTypeName(PropertyType::kMatrix4x4), "matrix4x4");
   EXPECT_EQ(PropertyTypeName(PropertyType::kVector4), "vector4");
+  EXPECT_EQ(PropertyTypeName(PropertyType::kQuaternion), "quaternion");
 }
 
 TEST(PropertySystem, RandomisedAgainstTheManagersData) {

@@ -35,6 +35,17 @@ struct Vector3 {
   }
 };
 
+// Vector4: four floats, e.g. an RGBA colour. Not a rotation: that is Quaternion.
+struct Vector4 {
+  float x = 0.0f;
+  float y = 0.0f;
+  float z = 0.0f;
+  float w = 0.0f;
+  friend bool operator==(const Vector4& a, const Vector4& b) {
+    return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
+  }
+};
+
 // Quaternion: a rotation, (x, y, z) the vector part and w the scalar part. Compose
 // expects a unit quaternion (it normalises a non-unit one; a zero one means identity).
 struct Quaternion {

@@ -15,22 +15,15 @@
 //   properties.Set(e, "Transform", "local_position", Vector3{1, 2, 3});
 //   properties.Get(e, "Transform", "world");   // Matrix4x4, translation (1, 2, 3)
 //
-// Properties: local_position (vector3), local_rotation (vector4: quaternion x, y, z, w),
+// Properties: local_position (vector3), local_rotation (quaternion x, y, z, w),
 // local_scale (vector3) read/write, through Matrix4x4::Decompose/Compose of the local
 // matrix; world (matrix4x4, row-major, row vectors) read-only. Setting one part keeps
 // the other two. Setting a rotation that is zero or not finite, or a scale with a zero
 // or non-finite element, is InvalidArgument (the local matrix must stay decomposable).
 // A local matrix with shear reads back the rotation of its orthonormalised basis.
-//
-// NOTE: this header deliberately includes neither transform/transform_component.h nor
-// index/property_system.h: both packages define strata::Vector3 and strata::Matrix4x4,
-// so no translation unit may include both. The adapter talks to the transform
-// component in one .cc and to the property system in another, through the plain-float
-// accessors below.
 #ifndef STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
 #define STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,11 +34,10 @@
 #include "absl/strings/string_view.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
+#include "index/property_system.h"
+#include "transform/transform_component.h"
 
 namespace strata {
-
-class TransformComponent;
-class PropertySystem;
 
 // TransformComponentManager: adapts one TransformComponent (one world's transforms) to
 // the ComponentManager interface. An entity has at most one transform per component,
@@ -79,30 +71,18 @@ class TransformComponentManager final : public ComponentManager {
 
   TransformComponent& transforms() const { return *transforms_; }
 
-  // ---- Plain-float accessors (the property bridge). All return false, writing or
-  // changing nothing, for an instance that is invalid or whose transform is gone.
-  // LocalParts: the decomposed local matrix; false also if it is not decomposable.
-  bool LocalParts(Instance i, float position[3], float rotation[4], float scale[3]) const;
-  // SetLocalParts: local = Compose(position, rotation, scale), world updated as by
-  // TransformComponent::SetLocal.
-  bool SetLocalParts(Instance i, const float position[3], const float rotation[4],
-                     const float scale[3]);
-  // WorldMatrix: the 16 floats of the world matrix, row-major.
-  bool WorldMatrix(Instance i, float out[16]) const;
-
  private:
-  struct OwnedDeleter {
-    void operator()(TransformComponent* t) const;
-  };
-  // The TransformComponent::Instance (8 bytes, copied as bytes because this header
-  // cannot name the type) Lookup last returned for each stable id.
-  using HandleBytes = std::array<std::byte, 8>;
-  void Remember(uint32_t id, const void* handle) const;
-  bool Recall(Instance i, void* handle) const;
+  // Handle: the transform behind index Instance `i` (Instance::index is the stable
+  // id), or an invalid handle if that transform is gone.
+  TransformComponent::Instance Handle(Instance i) const;
+  friend absl::Status DescribeTransformProperties(PropertySystem&,
+                                                  TransformComponentManager&);
 
-  std::unique_ptr<TransformComponent, OwnedDeleter> owned_;
+  std::unique_ptr<TransformComponent> owned_;
   TransformComponent* transforms_;
-  mutable std::vector<HandleBytes> handles_;
+  // The TransformComponent::Instance last issued for each stable id: the generation
+  // tells a live transform from a destroyed one whose id was reused.
+  mutable std::vector<TransformComponent::Instance> handles_;
 };
 
 // DescribeTransformProperties: describes `manager`'s properties (see above) to

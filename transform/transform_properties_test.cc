@@ -1,6 +1,3 @@
-// Tests //transform:transform_properties through the property system only: this file
-// includes index/property_system.h, so it cannot include transform/matrix.h (see the
-// NOTE in transform_properties.h).
 #include "transform/transform_properties.h"
 
 #include <cmath>
@@ -59,7 +56,7 @@ TEST_F(TransformPropertiesTest, NewTransformIsIdentity) {
   const Entity e = Spawn();
   ExpectNear(Get<Vector3>(e, "local_position"), Vector3{0, 0, 0});
   ExpectNear(Get<Vector3>(e, "local_scale"), Vector3{1, 1, 1});
-  const Vector4 q = Get<Vector4>(e, "local_rotation");
+  const Quaternion q = Get<Quaternion>(e, "local_rotation");
   EXPECT_EQ(q.w, 1.0f);
   const Matrix4x4 world = Get<Matrix4x4>(e, "world");
   for (int i = 0; i < 16; ++i) EXPECT_EQ(world.m[i], (i % 5 == 0) ? 1.0f : 0.0f) << i;
@@ -88,14 +85,14 @@ TEST_F(TransformPropertiesTest, ScaleAndRotationComposeWithParent) {
   ASSERT_THAT(properties_.Set(parent, "Transform", "local_scale", Vector3{2, 2, 2}), IsOk());
   // 90 degrees about y: x -> -z in the row-vector convention (p * R).
   const float h = std::sqrt(0.5f);
-  ASSERT_THAT(properties_.Set(parent, "Transform", "local_rotation", Vector4{0, h, 0, h}),
+  ASSERT_THAT(properties_.Set(parent, "Transform", "local_rotation", Quaternion{0, h, 0, h}),
               IsOk());
   const Matrix4x4 world = Get<Matrix4x4>(child, "world");
   EXPECT_NEAR(world.m[12], 0.0f, 1e-5f);
   EXPECT_NEAR(world.m[13], 0.0f, 1e-5f);
   EXPECT_NEAR(std::fabs(world.m[14]), 2.0f, 1e-5f);
   ExpectNear(Get<Vector3>(parent, "local_scale"), Vector3{2, 2, 2});
-  const Vector4 q = Get<Vector4>(parent, "local_rotation");
+  const Quaternion q = Get<Quaternion>(parent, "local_rotation");
   EXPECT_NEAR(q.y, h, 1e-5f);
   EXPECT_NEAR(q.w, h, 1e-5f);
 }
@@ -109,16 +106,16 @@ TEST_F(TransformPropertiesTest, RandomPartsRoundTrip) {
                            rng.UniformFloat(-100.0f, 100.0f)};
     const Vector3 scale{rng.UniformFloat(0.1f, 5.0f), rng.UniformFloat(0.1f, 5.0f),
                         rng.UniformFloat(0.1f, 5.0f)};
-    Vector4 q{rng.UniformFloat(-1.0f, 1.0f), rng.UniformFloat(-1.0f, 1.0f), rng.UniformFloat(-1.0f, 1.0f),
+    Quaternion q{rng.UniformFloat(-1.0f, 1.0f), rng.UniformFloat(-1.0f, 1.0f), rng.UniformFloat(-1.0f, 1.0f),
               rng.UniformFloat(0.1f, 1.0f)};
     const float n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
-    q = Vector4{q.x / n, q.y / n, q.z / n, q.w / n};
+    q = Quaternion{q.x / n, q.y / n, q.z / n, q.w / n};
     ASSERT_THAT(properties_.Set(e, "Transform", "local_scale", scale), IsOk());
     ASSERT_THAT(properties_.Set(e, "Transform", "local_rotation", q), IsOk());
     ASSERT_THAT(properties_.Set(e, "Transform", "local_position", position), IsOk());
     ExpectNear(Get<Vector3>(e, "local_position"), position, 1e-3f);
     ExpectNear(Get<Vector3>(e, "local_scale"), scale, 1e-3f);
-    const Vector4 r = Get<Vector4>(e, "local_rotation");
+    const Quaternion r = Get<Quaternion>(e, "local_rotation");
     EXPECT_NEAR(std::fabs(r.x * q.x + r.y * q.y + r.z * q.z + r.w * q.w), 1.0f, 1e-3f);
     const Matrix4x4 world = Get<Matrix4x4>(e, "world");  // a root: world == local
     EXPECT_NEAR(world.m[12], position.x, 1e-3f);
@@ -135,7 +132,10 @@ TEST_F(TransformPropertiesTest, ErrorsAreReported) {
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(properties_.Set(e, "Transform", "local_scale", Vector3{1, 0, 1}),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(properties_.Set(e, "Transform", "local_rotation", Vector4{0, 0, 0, 0}),
+  EXPECT_THAT(properties_.Set(e, "Transform", "local_rotation", Quaternion{0, 0, 0, 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  // A rotation is a quaternion, not any four floats.
+  EXPECT_THAT(properties_.Set(e, "Transform", "local_rotation", Vector4{0, 0, 0, 1}),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(properties_.Set(e, "Transform", "local_position", Vector3{NAN, 0, 0}),
               StatusIs(absl::StatusCode::kInvalidArgument));
