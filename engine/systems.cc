@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 #include <random>
 
 #include "base/status_macros.h"
@@ -16,6 +18,12 @@
 
 namespace strata {
 namespace {
+
+static_assert(sizeof(SpriteVertex) == sizeof(Sprite) &&
+                  offsetof(SpriteVertex, position) == offsetof(Sprite, position) &&
+                  offsetof(SpriteVertex, size) == offsetof(Sprite, size) &&
+                  offsetof(SpriteVertex, color) == offsetof(Sprite, color),
+              "RenderSprites copies a Sprite into a SpriteVertex as bytes");
 
 struct EmitterPlace {
   Vector3 position;
@@ -78,7 +86,7 @@ absl::Status EmitSparks(World& world, uint32_t count, uint64_t seed,
     sprite->position[1] = place.position.y;
     sprite->position[2] = place.position.z;
     sprite->size = 0.1f;
-    std::copy(em.color, em.color + 4, sprite->color);
+    std::memcpy(sprite->color, em.color, sizeof(sprite->color));
     const float speed = em.speed * jitter(rng);
     spark->velocity[0] = unit(rng) * em.spread * speed;
     spark->velocity[1] = speed;
@@ -177,9 +185,9 @@ size_t RenderSprites(World& world, std::vector<SpriteVertex>* out) {
   ForEachMatch(
       world.pages(), filter,
       [&next](const Sprite& s) {
-        std::copy(s.position, s.position + 3, next->position);
-        next->size = s.size;
-        std::copy(s.color, s.color + 4, next->color);
+        // NOTE: a vertex is laid out as a Sprite; a fixed-size memcpy is two 16-byte
+        // moves (std::copy of 3 and 4 floats compiled to memmove calls: 14% of a frame).
+        std::memcpy(next, &s, sizeof(SpriteVertex));
         // Invisible sprites are written and then overwritten by the next one.
         next += (s.color[3] >= kMinAlpha && s.size > 0.0f) ? 1 : 0;
       },
