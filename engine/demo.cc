@@ -1,6 +1,4 @@
-// The demo's run loop and report. Talks to the transform component (teardown checks),
-// so it must not include index/property_system.h (see world.h's NOTE); property access
-// goes through World::SetFloatProperty / GetFloatProperty.
+// The demo's run loop and report.
 #include "engine/demo.h"
 
 #include <algorithm>

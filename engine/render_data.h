@@ -8,7 +8,7 @@
 //   absl::StatusOr<Instance> fog = render_data.Create(env, IdString32("Fog"));
 //   render_data.data(*fog).density = 0.02f;
 //   render_data.Create(env, IdString32("Vignette"));
-//   PropertySystem properties(&index);                 // index/property_system.h
+//   PropertySystem properties(&index);
 //   properties.Describe(&render_data, render_data.DescribeProperties());
 //   properties.Set(env, "Fog", "density", 0.5f);      // after index registration
 //
@@ -41,15 +41,11 @@
 #include "index/component_manager.h"
 #include "index/entity_index.h"
 #include "index/id_string.h"
+#include "index/property_system.h"
 #include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 
 namespace strata {
-
-// NOTE: declared, not included: index/property_system.h and transform/matrix.h both
-// define strata::Vector3 and strata::Matrix4x4, so engine headers include neither
-// property_system.h nor matrix.h and each .cc includes at most one of them.
-struct PropertyDescriptor;
 
 // RenderData: one post-effect instance.
 struct RenderData {

@@ -27,12 +27,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "engine/page_component.h"
+#include "index/property_system.h"
 #include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 
 namespace strata {
-
-struct PropertyDescriptor;  // index/property_system.h; see render_data.h's NOTE.
 
 // NOTE: all-float structs with no padding: the resource instance data is the struct.
 struct Sprite {

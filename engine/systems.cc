@@ -1,5 +1,4 @@
-// The demo's systems. This file talks to the transform component, so it must not
-// include index/property_system.h (see world.h's NOTE).
+// The demo's systems.
 #include "engine/systems.h"
 
 #include <algorithm>

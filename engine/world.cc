@@ -1,9 +1,8 @@
-// World, the half that talks to the transform component. It must not include
-// index/property_system.h (see world.h's NOTE); world_properties.cc has the rest.
 #include "engine/world.h"
 
 #include <cstring>
 #include <utility>
+#include <variant>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -85,8 +84,6 @@ absl::Status SpawnPageComponent(const ComponentSpawnBatch& batch, Manager& manag
 
 }  // namespace
 
-void World::TransformDeleter::operator()(TransformComponent* t) const { delete t; }
-
 World::World(const Options& options)
     : World(std::make_unique<EntityManager>(), nullptr, options) {}
 
@@ -113,7 +110,8 @@ World::World(std::unique_ptr<EntityManager> owned, EntityManager* shared,
   sprites_ = *SpriteManager::Register(*pages_, kSpriteTypeName);
   sparks_ = *SparkManager::Register(*pages_, kSparkTypeName);
   emitters_ = *SparkEmitterManager::Register(*pages_, kSparkEmitterTypeName);
-  properties_ = MakeProperties(*this);
+  properties_ = std::make_unique<PropertySystem>(index_.get());
+  DescribeProperties();
   spawner_ = std::make_unique<EntitySpawner>();
   RegisterSpawners();
 }
@@ -121,6 +119,31 @@ World::World(std::unique_ptr<EntityManager> owned, EntityManager* shared,
 // The other members unsubscribe in their destructors (reverse declaration order), all
 // before an owned manager, declared first, goes.
 World::~World() { entities_->RemoveDestroyListener(index_listener_); }
+
+void World::DescribeProperties() {
+  // Each manager is described once, with distinct property names, so these cannot fail.
+  DescribeTransformProperties(*properties_, *transform_manager_).IgnoreError();
+  properties_->Describe(render_data_.get(), render_data_->DescribeProperties()).IgnoreError();
+  properties_->Describe(sprites_.get(), DescribeSpriteProperties(*sprites_)).IgnoreError();
+  properties_->Describe(sparks_.get(), DescribeSparkProperties(*sparks_)).IgnoreError();
+  properties_->Describe(emitters_.get(), DescribeSparkEmitterProperties(*emitters_))
+      .IgnoreError();
+}
+
+absl::Status World::SetFloatProperty(Entity entity, absl::string_view component,
+                                     absl::string_view property, float value) {
+  return properties_->Set(entity, component, property, PropertyValue(value));
+}
+
+absl::StatusOr<float> World::GetFloatProperty(Entity entity, absl::string_view component,
+                                              absl::string_view property) const {
+  absl::StatusOr<PropertyValue> value = properties_->Get(entity, component, property);
+  if (!value.ok()) return value.status();
+  if (const float* f = std::get_if<float>(&*value)) return *f;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "property '", property, "' of component '", component, "' is a ",
+      PropertyTypeName(TypeOf(*value)), ", not a float"));
+}
 
 void World::RegisterSpawners() {
   // Registration of distinct names on a fresh spawner cannot fail.
@@ -180,8 +203,6 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
   // every subsystem listens, so a failed spawn leaves nothing behind.
   return spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats);
 }
-
-TransformComponent& World::transforms() const { return *transforms_; }
 
 size_t World::num_transforms() const { return transforms_->size(); }
 

@@ -23,11 +23,6 @@
 // both in the game and in the inventory world), placed independently; destroying it
 // removes it from both. The shared manager must outlive the worlds using it.
 //
-// NOTE: world.h names TransformComponent and PropertySystem without including their
-// headers, because transform/matrix.h and index/property_system.h both define
-// strata::Vector3 and strata::Matrix4x4 and no .cc can include both. Include the one
-// you need next to this header.
-//
 // Thread-safety: none; a world belongs to one thread at a time (systems may fan out
 // page queries to worker threads, see engine/systems.h).
 #ifndef STRATA_ENGINE_WORLD_H_
@@ -47,16 +42,15 @@
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "index/entity_index.h"
+#include "index/property_system.h"
 #include "iteration/entity_pages.h"
 #include "resource/entity_compiler.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
+#include "transform/transform_component.h"
 #include "transform/transform_properties.h"
 
 namespace strata {
-
-class TransformComponent;
-class PropertySystem;
 
 // WorldOptions: how a World is built (World::Options).
 struct WorldOptions {
@@ -118,8 +112,8 @@ class World {
   // UpdateTransforms: deferred mode: propagates dirty transforms. Immediate: nothing.
   void UpdateTransforms();
 
-  // SetFloatProperty / GetFloatProperty: PropertySystem Set/Get for float properties,
-  // for code that includes transform headers and so cannot name PropertyValue.
+  // SetFloatProperty / GetFloatProperty: PropertySystem Set/Get for float properties
+  // (GetFloatProperty: InvalidArgument if the property is not a float).
   absl::Status SetFloatProperty(Entity entity, absl::string_view component,
                                 absl::string_view property, float value);
   absl::StatusOr<float> GetFloatProperty(Entity entity, absl::string_view component,
@@ -127,12 +121,11 @@ class World {
 
   MemoryReport Memory() const;
 
-  // num_transforms: transforms in this world (TransformComponent::size(), for code that
-  // cannot include transform headers).
+  // num_transforms: transforms in this world (TransformComponent::size()).
   size_t num_transforms() const;
 
   EntityManager& entities() const { return *entities_; }
-  TransformComponent& transforms() const;
+  TransformComponent& transforms() const { return *transforms_; }
   TransformComponentManager& transform_manager() const { return *transform_manager_; }
   EntityIndex& index() const { return *index_; }
   PropertySystem& properties() const { return *properties_; }
@@ -144,24 +137,16 @@ class World {
   EntitySpawner& spawner() const { return *spawner_; }
 
  private:
-  struct TransformDeleter {
-    void operator()(TransformComponent* t) const;
-  };
-  struct PropertiesDeleter {
-    void operator()(PropertySystem* p) const;
-  };
-
   World(std::unique_ptr<EntityManager> owned, EntityManager* shared, const Options& options);
 
-  // In world_properties.cc (the one .cc that includes index/property_system.h).
-  static std::unique_ptr<PropertySystem, PropertiesDeleter> MakeProperties(World& world);
+  void DescribeProperties();
   void RegisterSpawners();
 
   // NOTE: declaration order is construction order; members that listen to the entity
   // manager are destroyed (and unsubscribe) before an owned manager goes.
   std::unique_ptr<EntityManager> owned_entities_;
   EntityManager* entities_;
-  std::unique_ptr<TransformComponent, TransformDeleter> transforms_;
+  std::unique_ptr<TransformComponent> transforms_;
   std::unique_ptr<TransformComponentManager> transform_manager_;
   std::unique_ptr<EntityIndex> index_;
   EntityManager::ListenerId index_listener_ = 0;
@@ -170,7 +155,7 @@ class World {
   std::unique_ptr<SpriteManager> sprites_;
   std::unique_ptr<SparkManager> sparks_;
   std::unique_ptr<SparkEmitterManager> emitters_;
-  std::unique_ptr<PropertySystem, PropertiesDeleter> properties_;
+  std::unique_ptr<PropertySystem> properties_;
   std::unique_ptr<EntitySpawner> spawner_;
 };
 

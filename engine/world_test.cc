@@ -1,6 +1,5 @@
 // World: spawning, the one destruction path, several worlds. Transforms are checked
-// through the property system ("world", "local_position"), so this file includes
-// index/property_system.h and not transform/ (see world.h's NOTE).
+// through the property system ("world", "local_position"), as a tool would see them.
 #include "engine/world.h"
 
 #include <string>
