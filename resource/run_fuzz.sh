@@ -13,7 +13,7 @@ set -euo pipefail
 seconds="${1:-30}"
 workspace="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$workspace"
-output_base="${STRATA_FUZZ_OUTPUT_BASE:-/root/.cache/bazel-ob/resource-fuzz}"
+output_base="${STRATA_FUZZ_OUTPUT_BASE:-${XDG_CACHE_HOME:-$HOME/.cache}/strata/bazel-fuzz}"
 bazel=(bazel "--output_base=$output_base")
 flags=(--config=fuzz --experimental_convenience_symlinks=ignore)
 
