@@ -5,10 +5,11 @@
 // other slot active; the contiguous store just holds 2048); Layout is Contiguous
 // (ContiguousStore, dense loop), Sparse (SparseStore::ForEachScan, the plain loop over
 // every slot's active flag) or SparseWithIterationList (SparseStore::ForEach); Work is
-// Piggy (reads all 128 bytes through a serial FNV-1a chain, ~4 cycles a byte, and
-// writes 3 bytes: ~500+ cycles) or Slim (reads one byte). Counter cycles_per_pass:
-// __rdtsc() read before and after each pass, summed, divided by the passes, as the
-// article's "cycles (average)" (TSC ticks, i.e. cycles at the nominal clock).
+// Piggy (reads all 128 bytes through a serial FNV-1a + xor-shift chain and writes 3
+// bytes: ~770 cycles, see DoEntityWorkPiggy) or Slim (reads one byte). Counter
+// cycles_per_pass: __rdtsc() read before and after each pass, summed, divided by the
+// passes, as the article's "cycles (average)" (TSC ticks, i.e. cycles at the nominal
+// clock).
 //
 // BM_EntityManager/<Op>/<N>, N = 10k, 100k, 1M: CreateBatch into a fresh manager
 // (includes growing its tables); DestroyBatch of N live entities in a manager in
