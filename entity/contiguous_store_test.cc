@@ -22,7 +22,6 @@ using ::strata::entity_internal::Payload;
 using ::strata::testing::IsOk;
 using ::testing::ElementsAre;
 
-
 std::vector<int> Dense(const ContiguousStore<Payload>& store) {
   std::vector<int> values;
   for (const Payload& p : store.active_entries()) values.push_back(p.value);

@@ -1,10 +1,10 @@
 #include "entity/sparse_store.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "entity/internal/store_conformance_test.h"
 #include "entity/store_handle.h"
 #include "gmock/gmock.h"
@@ -25,7 +25,6 @@ using ::strata::entity_internal::Payload;
 using ::strata::testing::IsOk;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
 
 // The header's usage example.
 struct Npc {
