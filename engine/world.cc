@@ -74,9 +74,11 @@ absl::Status SpawnTransforms(const ComponentSpawnBatch& batch) {
   return RegisterByName(world.index(), &world.transform_manager(), owners, batch.names);
 }
 
+// The spawn function of a manager with a Spawn(owners, names, data, index) body (the
+// page components and render_data): checks the stride, then hands the batch over.
 template <typename Manager>
-absl::Status SpawnPageComponent(const ComponentSpawnBatch& batch, Manager& manager,
-                                size_t stride) {
+absl::Status SpawnWithManager(const ComponentSpawnBatch& batch, Manager& manager,
+                              size_t stride) {
   STRATA_RETURN_IF_ERROR(CheckStride(batch, manager.type_name(), stride));
   const std::vector<Entity> owners = Owners(batch);
   return manager.Spawn(owners, batch.names, batch.data, &WorldOf(batch).index());
@@ -150,33 +152,30 @@ void World::RegisterSpawners() {
   spawner_->RegisterComponentSpawner(kTransformTypeName, SpawnTransforms).IgnoreError();
   spawner_
       ->RegisterComponentSpawner(kRenderDataTypeName,
-                                 [](const ComponentSpawnBatch& batch) -> absl::Status {
-                                   World& world = WorldOf(batch);
-                                   STRATA_RETURN_IF_ERROR(CheckStride(
-                                       batch, kRenderDataTypeName, kRenderDataInstanceSize));
-                                   return world.render_data().Spawn(Owners(batch), batch.names,
-                                                                    batch.data, &world.index());
+                                 [](const ComponentSpawnBatch& batch) {
+                                   return SpawnWithManager(batch, WorldOf(batch).render_data(),
+                                                           kRenderDataInstanceSize);
                                  })
       .IgnoreError();
   spawner_
       ->RegisterComponentSpawner(kSpriteTypeName,
                                  [](const ComponentSpawnBatch& batch) {
-                                   return SpawnPageComponent(batch, WorldOf(batch).sprites(),
-                                                             sizeof(Sprite));
+                                   return SpawnWithManager(batch, WorldOf(batch).sprites(),
+                                                           sizeof(Sprite));
                                  })
       .IgnoreError();
   spawner_
       ->RegisterComponentSpawner(kSparkTypeName,
                                  [](const ComponentSpawnBatch& batch) {
-                                   return SpawnPageComponent(batch, WorldOf(batch).sparks(),
-                                                             sizeof(Spark));
+                                   return SpawnWithManager(batch, WorldOf(batch).sparks(),
+                                                           sizeof(Spark));
                                  })
       .IgnoreError();
   spawner_
       ->RegisterComponentSpawner(kSparkEmitterTypeName,
                                  [](const ComponentSpawnBatch& batch) {
-                                   return SpawnPageComponent(batch, WorldOf(batch).emitters(),
-                                                             sizeof(SparkEmitter));
+                                   return SpawnWithManager(batch, WorldOf(batch).emitters(),
+                                                           sizeof(SparkEmitter));
                                  })
       .IgnoreError();
 }
