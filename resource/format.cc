@@ -21,6 +21,12 @@ uint32_t Load32(const std::byte* p) {
   return v;
 }
 
+// ComponentTypesOffset: where the first section starts, right after the parent_index
+// array padded to 16 (the only offset the header may store).
+uint64_t ComponentTypesOffset(uint64_t num_entities) {
+  return layout::AlignUp(layout::kParentIndexOffset + 4 * num_entities);
+}
+
 absl::Status Corrupt(const std::string& what) {
   return absl::DataLossError(absl::StrCat("entity resource: ", what));
 }
@@ -91,7 +97,7 @@ absl::StatusOr<EntityResourceView> EntityResourceView::Create(
     return Corrupt(absl::StrCat("num_entities ", num_entities, " needs ", parents_end,
                                 " bytes, blob has ", size));
   }
-  const uint64_t types_offset = layout::AlignUp(parents_end);
+  const uint64_t types_offset = ComponentTypesOffset(num_entities);
   if (Load32(base + layout::kComponentTypesOffsetOffset) != types_offset) {
     return Corrupt(absl::StrCat("component_types_offset ",
                                 Load32(base + layout::kComponentTypesOffsetOffset),
@@ -170,7 +176,7 @@ absl::StatusOr<EntityResourceView> EntityResourceView::Create(
 }
 
 EntityResourceView::Range EntityResourceView::component_types() const {
-  const size_t first = layout::AlignUp(layout::kParentIndexOffset + 4 * uint64_t{num_entities_});
+  const size_t first = ComponentTypesOffset(num_entities_);
   return Range(Iterator(blob_.data(), first, num_component_types_), num_component_types_);
 }
 
@@ -237,7 +243,8 @@ absl::StatusOr<std::vector<std::byte>> WriteEntityResource(const EntityResourceC
           "entity resource: entity ", i, " has parent ", parent, "; parents must precede children"));
     }
   }
-  uint64_t size = layout::AlignUp(layout::kParentIndexOffset + 4 * num_entities);
+  const uint64_t types_offset = ComponentTypesOffset(num_entities);
+  uint64_t size = types_offset;
   absl::flat_hash_set<uint32_t> seen_types;
   for (const ComponentTypeContents& type : contents.component_types) {
     const uint64_t n = type.entity_index.size();
@@ -279,11 +286,11 @@ absl::StatusOr<std::vector<std::byte>> WriteEntityResource(const EntityResourceC
   out.Put32(layout::kNumEntitiesOffset, static_cast<uint32_t>(num_entities));
   out.Put32(layout::kNumComponentTypesOffset,
             static_cast<uint32_t>(contents.component_types.size()));
-  uint64_t offset = layout::AlignUp(layout::kParentIndexOffset + 4 * num_entities);
-  out.Put32(layout::kComponentTypesOffsetOffset, static_cast<uint32_t>(offset));
+  out.Put32(layout::kComponentTypesOffsetOffset, static_cast<uint32_t>(types_offset));
   for (uint64_t i = 0; i < num_entities; ++i) {
     out.Put32(layout::kParentIndexOffset + 4 * i, contents.parent_index[i]);
   }
+  uint64_t offset = types_offset;
   for (const ComponentTypeContents& type : contents.component_types) {
     const uint64_t n = type.entity_index.size();
     const uint64_t data_offset = layout::DataOffset(n);
