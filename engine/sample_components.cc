@@ -22,14 +22,6 @@ absl::Status CheckName(const nlohmann::json& config, absl::string_view type_name
   return absl::OkStatus();
 }
 
-absl::Status CheckNonNegative(absl::string_view key, float v) {
-  if (!std::isfinite(v) || v < 0.0f) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", key, "\": must be finite and >= 0, got ", v));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckFinite(absl::string_view key, absl::Span<const float> v) {
   for (float f : v) {
     if (!std::isfinite(f)) {
@@ -48,6 +40,11 @@ absl::Status NonNegative(absl::string_view what, float v) {
     return absl::InvalidArgumentError(absl::StrCat(what, " must be finite and >= 0, got ", v));
   }
   return absl::OkStatus();
+}
+
+// The compile functions' form of NonNegative: names the JSON key.
+absl::Status CheckNonNegative(absl::string_view key, float v) {
+  return NonNegative(absl::StrCat("\"", key, "\":"), v);
 }
 
 Vector3 ToVector3(const float* f) { return Vector3{f[0], f[1], f[2]}; }
