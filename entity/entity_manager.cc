@@ -43,7 +43,6 @@ void EntityManager::ReserveFree(size_t n) {
 }
 
 Entity EntityManager::Create() {
-  ++live_count_;
   if (free_count_ > options_.min_free_indices) {
     const uint32_t index = free_ring_[free_head_];
     free_head_ = (free_head_ + 1) & (free_capacity_ - 1);
@@ -82,7 +81,6 @@ void EntityManager::CreateBatch(absl::Span<Entity> out) {
   slots_.resize(first + fresh);
   Entity* const dst = out.data() + from_queue;
   for (size_t k = 0; k < fresh; ++k) dst[k] = Entity(static_cast<uint32_t>(first + k), 0);
-  live_count_ += out.size();
 }
 
 void EntityManager::Release(uint32_t index, uint32_t generation) {
@@ -105,7 +103,6 @@ absl::Status EntityManager::Destroy(Entity e) {
                      "already destroyed or never issued)"));
   }
   Release(e.index(), e.generation());
-  --live_count_;
   NotifyDestroyed(absl::MakeConstSpan(&e, 1));
   return absl::OkStatus();
 }
@@ -142,7 +139,6 @@ absl::Status EntityManager::DestroyBatch(absl::Span<const Entity> entities) {
   }
   free_count_ += pushed;
   retired_count_ += n - pushed;
-  live_count_ -= n;
   NotifyDestroyed(entities);
   return absl::OkStatus();
 }

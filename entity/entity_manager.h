@@ -81,8 +81,9 @@ class EntityManager {
   // are called once with the whole batch. O(entities.size()) plus the listeners.
   absl::Status DestroyBatch(absl::Span<const Entity> entities);
 
-  // size: the number of live entities.
-  size_t size() const { return live_count_; }
+  // size: the number of live entities: every slot ever handed out is live, free or
+  // retired.
+  size_t size() const { return slots_.size() - free_count_ - retired_count_; }
   // slots_used: slots ever handed out, live or not (the largest index + 1).
   size_t slots_used() const { return slots_.size(); }
   // retired_slots: slots that reached max_generation and are never reissued.
@@ -118,7 +119,6 @@ class EntityManager {
   size_t free_capacity_ = 0;
   size_t free_head_ = 0;
   size_t free_count_ = 0;
-  size_t live_count_ = 0;
   size_t retired_count_ = 0;
   struct Listener {
     ListenerId id;
