@@ -99,7 +99,6 @@ class SparseStore {
     if (ABSL_PREDICT_FALSE(!pool_.Acquire(&h))) return FullError();
     std::construct_at(data_ + h.index(), std::forward<Args>(args)...);
     state_[h.index()] = kPending;
-    ++pending_count_;
     return h;
   }
 
@@ -112,7 +111,6 @@ class SparseStore {
           absl::StrCat("SparseStore::Activate: ", h.DebugString(), " is already active"));
     }
     state_[h.index()] = kActive;
-    --pending_count_;
     PushToList(h.index());
     return absl::OkStatus();
   }
@@ -130,8 +128,6 @@ class SparseStore {
       const uint32_t last = list_[--list_size_];
       list_[pos] = last;
       list_pos_[last] = pos;
-    } else {
-      --pending_count_;
     }
     state_[slot] = kFree;
     std::destroy_at(data_ + slot);
@@ -227,12 +223,15 @@ class SparseStore {
 
   // capacity: slots allocated at construction (some may be retired).
   uint32_t capacity() const { return pool_.capacity(); }
-  // size: stored entries, pending or active.
-  size_t size() const { return size_t{list_size_} + pending_count_; }
+  // size: stored entries, pending or active: every slot the pool has not free or
+  // retired.
+  size_t size() const {
+    return size_t{capacity()} - pool_.free_slots() - pool_.retired_slots();
+  }
   bool empty() const { return size() == 0; }
   // active_size / pending_size: entries in each state.
   size_t active_size() const { return list_size_; }
-  size_t pending_size() const { return pending_count_; }
+  size_t pending_size() const { return size() - list_size_; }
   // retired_slots: slots whose generation ran out; capacity() - retired_slots() is the
   // most entries the store can still hold.
   size_t retired_slots() const { return pool_.retired_slots(); }
@@ -287,7 +286,6 @@ class SparseStore {
   std::unique_ptr<uint32_t[]> list_;
   std::unique_ptr<uint32_t[]> list_pos_;
   uint32_t list_size_ = 0;
-  uint32_t pending_count_ = 0;
 };
 
 }  // namespace strata
