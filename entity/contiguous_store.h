@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "entity/internal/element_index.h"
 #include "entity/internal/handle_pool.h"
 #include "entity/store_handle.h"
 
@@ -153,14 +154,9 @@ class ContiguousStore {
   // HandleOf: the handle of the stored entry at `entry`, or the invalid handle if
   // `entry` is not a stored entry of this store. O(1).
   StoreHandle HandleOf(const T* entry) const {
-    const auto address = reinterpret_cast<uintptr_t>(entry);
-    const auto begin = reinterpret_cast<uintptr_t>(dense_);
-    if (address < begin || address >= begin + sizeof(T) * size_t{size_}) {
-      return StoreHandle();
-    }
-    const size_t offset = address - begin;
-    if (offset % sizeof(T) != 0) return StoreHandle();
-    return pool_.HandleAt(dense_to_id_[offset / sizeof(T)]);
+    uint32_t d;
+    if (!entity_internal::ElementIndex<T>(dense_, size_, entry, &d)) return StoreHandle();
+    return pool_.HandleAt(dense_to_id_[d]);
   }
 
   // active_entries: the active entries, densely packed. Invalidated by any change.

@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "entity/internal/element_index.h"
 #include "entity/internal/handle_pool.h"
 #include "entity/store_handle.h"
 
@@ -159,14 +160,10 @@ class SparseStore {
   // HandleFromEntity), or the invalid handle if `entry` is not a stored entry of this
   // store. O(1).
   StoreHandle HandleOf(const T* entry) const {
-    const auto address = reinterpret_cast<uintptr_t>(entry);
-    const auto begin = reinterpret_cast<uintptr_t>(data_);
-    if (address < begin || address >= begin + sizeof(T) * size_t{capacity()}) {
+    uint32_t slot;
+    if (!entity_internal::ElementIndex<T>(data_, capacity(), entry, &slot)) {
       return StoreHandle();
     }
-    const size_t offset = address - begin;
-    if (offset % sizeof(T) != 0) return StoreHandle();
-    const auto slot = static_cast<uint32_t>(offset / sizeof(T));
     return pool_.in_use(slot) ? pool_.HandleAt(slot) : StoreHandle();
   }
 
