@@ -61,15 +61,20 @@ absl::Status PropertySystem::Describe(ComponentManager* manager,
   return absl::OkStatus();
 }
 
+const PropertyDescriptor* PropertySystem::FindInTable(const Table& table,
+                                                      absl::string_view property) {
+  auto it = table.by_name.find(IdString32(property));
+  if (it == table.by_name.end()) return nullptr;
+  const PropertyDescriptor& d = table.properties[it->second];
+  // The name hash matched; the name itself must too.
+  return d.name == property ? &d : nullptr;
+}
+
 const PropertyDescriptor* PropertySystem::FindProperty(const ComponentManager* manager,
                                                        absl::string_view property) const {
   auto table = tables_.find(manager);
   if (table == tables_.end()) return nullptr;
-  auto it = table->second.by_name.find(IdString32(property));
-  if (it == table->second.by_name.end()) return nullptr;
-  const PropertyDescriptor& d = table->second.properties[it->second];
-  // The name hash matched; the name itself must too.
-  return d.name == property ? &d : nullptr;
+  return FindInTable(table->second, property);
 }
 
 absl::StatusOr<PropertySystem::Resolved> PropertySystem::Resolve(
@@ -97,7 +102,7 @@ absl::StatusOr<PropertySystem::Resolved> PropertySystem::Resolve(
                                             manager->type_name(),
                                             "') has no described properties"));
   }
-  const PropertyDescriptor* descriptor = FindProperty(manager, property);
+  const PropertyDescriptor* descriptor = FindInTable(table->second, property);
   if (descriptor == nullptr) {
     return absl::NotFoundError(absl::StrCat("component '", component, "' of ",
                                             entity.DebugString(), " ('",

@@ -165,6 +165,9 @@ class PropertySystem {
     std::vector<PropertyDescriptor> properties;
     absl::flat_hash_map<IdString32, uint32_t> by_name;
   };
+  // The descriptor of `property` in `table`, or nullptr.
+  static const PropertyDescriptor* FindInTable(const Table& table,
+                                               absl::string_view property);
   const EntityIndex* index_;
   absl::flat_hash_map<const ComponentManager*, Table> tables_;
 };
