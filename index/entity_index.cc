@@ -1,5 +1,6 @@
 #include "index/entity_index.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -301,7 +302,8 @@ std::vector<EntityIndex::ComponentEntry> EntityIndex::Components(Entity entity) 
     result.push_back(
         ComponentEntry{IdString32::FromValue(records_[p].name), records_[p].manager});
   }
-  return std::vector<ComponentEntry>(result.rbegin(), result.rend());
+  std::reverse(result.begin(), result.end());  // the walk yields newest first
+  return result;
 }
 
 size_t EntityIndex::RegistryMemoryUsage() const {
