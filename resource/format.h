@@ -136,9 +136,6 @@ struct ComponentTypeView {
   IdString32 name(size_t i) const { return IdString32::FromValue(names[i]); }
 };
 
-// EntityResourceView: a validated, read-only view of an entity resource blob. Cheap to
-// copy (a span and two counts); it does not own the blob, which must outlive it and
-// must not change. Thread-safe for concurrent readers.
 // ResourceValidateOptions: how much EntityResourceView::Create checks.
 struct ResourceValidateOptions {
   // verify_checksum: compare the header checksum with the bytes (O(blob size), a few
@@ -151,6 +148,9 @@ struct ResourceValidateOptions {
 // kChecksumOffset). `blob` must be at least kHeaderSize bytes.
 uint32_t ResourceChecksum(absl::Span<const std::byte> blob);
 
+// EntityResourceView: a validated, read-only view of an entity resource blob. Cheap to
+// copy (a span and two counts); it does not own the blob, which must outlive it and
+// must not change. Thread-safe for concurrent readers.
 class EntityResourceView {
  public:
   class Iterator;
@@ -165,9 +165,9 @@ class EntityResourceView {
   //                       parent or entity index out of range, a parent not before its
   //                       child (which includes cycles), a repeated component type,
   //                       reserved fields not 0
-  // A blob that passes is safe to read through every accessor below.
   //   FailedPrecondition  other format version, or other endianness (the message says
   //                       which byte order the blob has and which this machine reads)
+  // A blob that passes is safe to read through every accessor below.
   static absl::StatusOr<EntityResourceView> Create(
       absl::Span<const std::byte> blob,
       const ResourceValidateOptions& options = ResourceValidateOptions());
