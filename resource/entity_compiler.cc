@@ -321,16 +321,14 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
         const Registration& registration = registrations_[reg->second];
         ComponentTypeContents& out = types[reg->second];
         ComponentDataWriter writer(options.endianness, &out.data);
-        const size_t before = out.data.size();
         absl::Status status = registration.compile(component, writer);
         if (!status.ok()) {
           return absl::Status(status.code(), absl::StrCat(where, " \"", type_name, "\" (", name,
                                                           "): ", status.message()));
         }
-        const size_t written = out.data.size() - before;
-        if (registration.instance_size != 0 && written != registration.instance_size) {
+        if (registration.instance_size != 0 && writer.size() != registration.instance_size) {
           return absl::InternalError(absl::StrCat(
-              where, " \"", type_name, "\": compile function wrote ", written,
+              where, " \"", type_name, "\": compile function wrote ", writer.size(),
               " bytes, but the type was registered with instance_size ", registration.instance_size));
         }
         out.entity_index.push_back(index);
