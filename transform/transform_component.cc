@@ -29,6 +29,39 @@ constexpr size_t kColumnAlignment = 64;
 
 size_t AlignUp(size_t n) { return (n + kColumnAlignment - 1) & ~(kColumnAlignment - 1); }
 
+// The byte offset of every column in the SoA block of `capacity` positions, and the
+// block's size: the one description of the layout, for Reserve and MemoryUsage.
+struct ColumnLayout {
+  size_t local, world, entity, parent, first_child, next_sibling, prev_sibling, id, mark,
+      idle, id_position, id_generation;
+  size_t bytes;
+};
+
+ColumnLayout LayoutFor(size_t capacity) {
+  const size_t slots = capacity + 1;  // + the spare slot of the three-step swap
+  size_t offset = 0;
+  auto column = [&offset](size_t bytes) {
+    const size_t at = offset;
+    offset += AlignUp(bytes);
+    return at;
+  };
+  ColumnLayout layout;
+  layout.local = column(slots * sizeof(Matrix4x4));
+  layout.world = column(slots * sizeof(Matrix4x4));
+  layout.entity = column(slots * sizeof(Entity));
+  layout.parent = column(slots * sizeof(uint32_t));
+  layout.first_child = column(slots * sizeof(uint32_t));
+  layout.next_sibling = column(slots * sizeof(uint32_t));
+  layout.prev_sibling = column(slots * sizeof(uint32_t));
+  layout.id = column(slots * sizeof(uint32_t));
+  layout.mark = column(slots * sizeof(uint32_t));
+  layout.idle = column(slots * sizeof(uint8_t));
+  layout.id_position = column(capacity * sizeof(uint32_t));
+  layout.id_generation = column(capacity * sizeof(uint32_t));
+  layout.bytes = offset;
+  return layout;
+}
+
 // SetLocalBatch marks: (epoch << kMarkShift) | flags, valid only while the epoch matches.
 constexpr uint32_t kMarkShift = 4;
 constexpr uint32_t kInBatch = 1;     // the node is set by this batch
@@ -60,26 +93,9 @@ void TransformComponent::Reserve(size_t min_capacity) {
   size_t new_capacity = std::max<size_t>({min_capacity, capacity_ * 2, 16});
   new_capacity = std::min<size_t>(new_capacity, kNone - 2);
   const size_t slots = new_capacity + 1;  // + the spare slot of the three-step swap
-  size_t offset = 0;
-  auto column = [&offset](size_t bytes) {
-    const size_t at = offset;
-    offset += AlignUp(bytes);
-    return at;
-  };
-  const size_t local_at = column(slots * sizeof(Matrix4x4));
-  const size_t world_at = column(slots * sizeof(Matrix4x4));
-  const size_t entity_at = column(slots * sizeof(Entity));
-  const size_t parent_at = column(slots * sizeof(uint32_t));
-  const size_t first_child_at = column(slots * sizeof(uint32_t));
-  const size_t next_sibling_at = column(slots * sizeof(uint32_t));
-  const size_t prev_sibling_at = column(slots * sizeof(uint32_t));
-  const size_t id_at = column(slots * sizeof(uint32_t));
-  const size_t mark_at = column(slots * sizeof(uint32_t));
-  const size_t idle_at = column(slots * sizeof(uint8_t));
-  const size_t id_position_at = column(new_capacity * sizeof(uint32_t));
-  const size_t id_generation_at = column(new_capacity * sizeof(uint32_t));
+  const ColumnLayout layout = LayoutFor(new_capacity);
   std::unique_ptr<void, FreeBuffer> buffer(
-      ::operator new(offset, std::align_val_t(kColumnAlignment)));
+      ::operator new(layout.bytes, std::align_val_t(kColumnAlignment)));
   std::byte* base = static_cast<std::byte*>(buffer.get());
 
   auto move_column = [&](auto*& old_column, size_t at, size_t count) {
@@ -88,19 +104,19 @@ void TransformComponent::Reserve(size_t min_capacity) {
     if (count > 0) std::memcpy(fresh, old_column, count * sizeof(T));
     old_column = fresh;
   };
-  move_column(local_, local_at, size_);
-  move_column(world_, world_at, size_);
-  move_column(entity_, entity_at, size_);
-  move_column(parent_, parent_at, size_);
-  move_column(first_child_, first_child_at, size_);
-  move_column(next_sibling_, next_sibling_at, size_);
-  move_column(prev_sibling_, prev_sibling_at, size_);
-  move_column(id_, id_at, size_);
-  move_column(mark_, mark_at, 0);
+  move_column(local_, layout.local, size_);
+  move_column(world_, layout.world, size_);
+  move_column(entity_, layout.entity, size_);
+  move_column(parent_, layout.parent, size_);
+  move_column(first_child_, layout.first_child, size_);
+  move_column(next_sibling_, layout.next_sibling, size_);
+  move_column(prev_sibling_, layout.prev_sibling, size_);
+  move_column(id_, layout.id, size_);
+  move_column(mark_, layout.mark, 0);
   std::memset(mark_, 0, slots * sizeof(uint32_t));  // marks of no epoch
-  move_column(idle_, idle_at, size_);
-  move_column(id_position_, id_position_at, id_limit_);
-  move_column(id_generation_, id_generation_at, id_limit_);
+  move_column(idle_, layout.idle, size_);
+  move_column(id_position_, layout.id_position, id_limit_);
+  move_column(id_generation_, layout.id_generation, id_limit_);
   buffer_ = std::move(buffer);
   capacity_ = new_capacity;
 }
@@ -638,12 +654,7 @@ void TransformComponent::OrderDirtyRange() {
 
 size_t TransformComponent::MemoryUsage() const {
   size_t bytes = 0;
-  if (capacity_ > 0) {
-    const size_t slots = capacity_ + 1;
-    bytes += 2 * AlignUp(slots * sizeof(Matrix4x4)) + AlignUp(slots * sizeof(Entity)) +
-             6 * AlignUp(slots * sizeof(uint32_t)) + AlignUp(slots) +
-             2 * AlignUp(capacity_ * sizeof(uint32_t));
-  }
+  if (capacity_ > 0) bytes += LayoutFor(capacity_).bytes;
   bytes += entity_to_id_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
   bytes += (scratch_positions_.capacity() + scratch_roots_.capacity() +
             scratch_path_.capacity()) *
