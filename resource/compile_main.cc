@@ -5,9 +5,10 @@
 //       level.json level.entities      (one command line)
 //
 // Knows the component types whose compile functions are linked in (see
-// RegisterComponentCompilers below). Exit status 0 on success, 1 on a compile or I/O
-// error (the message names the entity path, component and JSON line/column), 2 on a
-// usage error. Warnings (skipped unknown components) go to stderr.
+// RegisterKnownComponentCompilers in resource/known_components.h). Exit status 0 on
+// success, 1 on a compile or I/O error (the message names the entity path, component
+// and JSON line/column), 2 on a usage error. Warnings (skipped unknown components) go
+// to stderr.
 #include <cstdio>
 #include <string>
 #include <vector>
