@@ -235,6 +235,10 @@ const Matrix4x4& TransformComponent::World(Instance i) const {
   return IsValid(i) ? world_[PositionOf(i)] : kIdentity;
 }
 
+HierarchyView TransformComponent::View() const {
+  return HierarchyView{local_, world_, parent_, first_child_, next_sibling_};
+}
+
 // ---- The three-step swap ------------------------------------------------------------
 
 void TransformComponent::MoveNode(uint32_t from, uint32_t to) {
@@ -319,7 +323,7 @@ bool TransformComponent::IsAncestorOrSelf(uint32_t ancestor, uint32_t node) cons
 
 uint32_t TransformComponent::Touch(uint32_t pos) {
   if (options_.mode == Mode::kImmediate) {
-    const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+    const HierarchyView view = View();
     transform_internal::UpdateSubtrees(view, &pos, 1);
     return pos;
   }
@@ -407,7 +411,7 @@ bool TransformComponent::SetLocal(Instance i, const Matrix4x4& local) {
       world_[pos] = local;
       return true;
     }
-    const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+    const HierarchyView view = View();
     const uint32_t source = 0;
     transform_internal::SetAndUpdateSubtrees(view, &pos, &local, &source, 1);
     return true;
@@ -470,7 +474,7 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instan
     std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));
     batch_epoch_ = 0;
   }
-  const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+  const HierarchyView view = View();
   scratch_positions_.resize(instances.size());
   bool any_parented = false;
   for (size_t k = 0; k < instances.size(); ++k) {
@@ -544,7 +548,7 @@ void TransformComponent::DestroyAt(uint32_t pos) {
   // The orphans' world is now their local: update their subtrees.
   if (options_.mode == Mode::kImmediate) {
     for (uint32_t& id : orphan_ids) id = id_position_[id];
-    const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+    const HierarchyView view = View();
     transform_internal::UpdateSubtrees(view, orphan_ids.data(), orphan_ids.size());
   } else {
     for (uint32_t id : orphan_ids) Touch(id_position_[id]);
@@ -613,7 +617,7 @@ void TransformComponent::UpdateWorld() {
   }
   if (!ordered) OrderDirtyRange();
   // Pass 3: one linear pass of multiplies.
-  const HierarchyView view{local_, world_, parent_, first_child_, next_sibling_};
+  const HierarchyView view = View();
   transform_internal::UpdateRange(view, first_dirty_, end);
 }
 

@@ -58,6 +58,10 @@
 
 namespace strata {
 
+namespace transform_internal {
+struct HierarchyView;
+}  // namespace transform_internal
+
 class TransformComponent {
  public:
   enum class Mode { kImmediate, kDeferred };
@@ -222,6 +226,8 @@ class TransformComponent {
     return Instance(id_[pos], id_generation_[id_[pos]]);
   }
   bool IsDirty(uint32_t pos) const { return pos >= first_dirty_; }
+  // The columns the kernels of transform/internal/transform_kernels.h walk.
+  transform_internal::HierarchyView View() const;
 
   void Reserve(size_t min_capacity);
   uint32_t AllocateId();
