@@ -1,6 +1,5 @@
 #include "engine/world.h"
 
-#include <cstring>
 #include <utility>
 #include <variant>
 
@@ -48,14 +47,12 @@ absl::Status SpawnTransforms(const ComponentSpawnBatch& batch) {
   World& world = WorldOf(batch);
   STRATA_RETURN_IF_ERROR(CheckStride(batch, kTransformTypeName, kTransformInstanceSize));
   const std::vector<Entity> owners = Owners(batch);
-  std::vector<Matrix4x4> locals(batch.num_instances);
-  for (uint32_t i = 0; i < batch.num_instances; ++i) {
-    std::memcpy(locals[i].m, batch.data.data() + size_t{i} * kTransformInstanceSize,
-                sizeof(locals[i].m));
-  }
+  // NOTE: the view guarantees the data is 16-byte aligned and num_instances * 64 bytes,
+  // so it is used in place as the Matrix4x4 array, as transform/transform_resource.cc does.
+  const auto* locals = reinterpret_cast<const Matrix4x4*>(batch.data.data());
   std::vector<TransformComponent::Instance> created(batch.num_instances);
-  STRATA_RETURN_IF_ERROR(
-      world.transforms().CreateBatch(owners, locals, absl::MakeSpan(created)));
+  STRATA_RETURN_IF_ERROR(world.transforms().CreateBatch(
+      owners, absl::MakeConstSpan(locals, batch.num_instances), absl::MakeSpan(created)));
   // Link each transform to its nearest ancestor entity that has one. Resource entities
   // come parents first, so an ancestor's slot is filled before its descendants look.
   std::vector<TransformComponent::Instance> by_entity(batch.entities.size());
