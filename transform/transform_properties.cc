@@ -21,9 +21,7 @@ absl::StatusOr<Instance> TransformComponentManager::Create(Entity entity, Instan
   absl::StatusOr<TransformComponent::Instance> h =
       transforms_->Create(entity, Matrix4x4::Identity());
   if (!h.ok()) return h.status();
-  if (h->id() >= handles_.size()) handles_.resize(size_t{h->id()} + 1 + handles_.size() / 2);
-  handles_[h->id()] = *h;
-  return Instance{h->id()};
+  return Remember(*h);
 }
 
 Instance TransformComponentManager::Lookup(Entity entity, InstanceId) const {
@@ -31,6 +29,10 @@ Instance TransformComponentManager::Lookup(Entity entity, InstanceId) const {
   if (!h.is_valid()) return Instance{};
   // Transforms created directly on the component (e.g. by the resource spawner) are
   // learnt here, the first time the index resolves them.
+  return Remember(h);
+}
+
+Instance TransformComponentManager::Remember(TransformComponent::Instance h) const {
   if (h.id() >= handles_.size()) handles_.resize(size_t{h.id()} + 1 + handles_.size() / 2);
   handles_[h.id()] = h;
   return Instance{h.id()};

@@ -75,6 +75,8 @@ class TransformComponentManager final : public ComponentManager {
   // Handle: the transform behind index Instance `i` (Instance::index is the stable
   // id), or an invalid handle if that transform is gone.
   TransformComponent::Instance Handle(Instance i) const;
+  // Remember: records `h` as the handle of its stable id; returns Instance{h.id()}.
+  Instance Remember(TransformComponent::Instance h) const;
   friend absl::Status DescribeTransformProperties(PropertySystem&,
                                                   TransformComponentManager&);
 
