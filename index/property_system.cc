@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace strata {
 
@@ -115,16 +116,14 @@ absl::StatusOr<PropertySystem::Resolved> PropertySystem::Resolve(
 absl::StatusOr<PropertyValue> PropertySystem::Get(Entity entity,
                                                   absl::string_view component,
                                                   absl::string_view property) const {
-  absl::StatusOr<Resolved> resolved = Resolve(entity, component, property);
-  if (!resolved.ok()) return resolved.status();
-  return resolved->descriptor->get(resolved->instance);
+  STRATA_ASSIGN_OR_RETURN(const Resolved resolved, Resolve(entity, component, property));
+  return resolved.descriptor->get(resolved.instance);
 }
 
 absl::Status PropertySystem::Set(Entity entity, absl::string_view component,
                                  absl::string_view property, const PropertyValue& value) {
-  absl::StatusOr<Resolved> resolved = Resolve(entity, component, property);
-  if (!resolved.ok()) return resolved.status();
-  const PropertyDescriptor& d = *resolved->descriptor;
+  STRATA_ASSIGN_OR_RETURN(const Resolved resolved, Resolve(entity, component, property));
+  const PropertyDescriptor& d = *resolved.descriptor;
   if (TypeOf(value) != d.type) {
     return absl::InvalidArgumentError(absl::StrCat(
         "wrong type: property '", property, "' of component '", component, "' of ",
@@ -137,7 +136,7 @@ absl::Status PropertySystem::Set(Entity entity, absl::string_view component,
                                                       "' of ", entity.DebugString(),
                                                       " is read-only"));
   }
-  return d.set(resolved->instance, value);
+  return d.set(resolved.instance, value);
 }
 
 }  // namespace strata
