@@ -222,8 +222,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   auto fail = [&status](absl::Status s) {
     if (status.ok() && !s.ok()) status = std::move(s);
   };
-  const World::MemoryReport* peak_memory = nullptr;
-  World::MemoryReport peak;
+  std::optional<World::MemoryReport> peak;  // at the highest entity count
   for (int frame = 0; frame < options.frames && status.ok(); ++frame) {
     const float seconds = static_cast<float>(frame) * options.dt;
     const Clock::time_point frame_start = Clock::now();
@@ -255,7 +254,6 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     if (world.entities().size() > report.entities_alive_peak) {
       report.entities_alive_peak = world.entities().size();
       peak = world.Memory();
-      peak_memory = &peak;
     }
     if (progress != nullptr && options.progress_every > 0 &&
         ((frame + 1) % options.progress_every == 0 || frame + 1 == options.frames)) {
@@ -285,7 +283,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     sparks.Include(world.sparks().component());
     report.sparks_alive_end = CountMatches(world.pages(), sparks);
   }
-  const World::MemoryReport memory = peak_memory != nullptr ? peak : world.Memory();
+  const World::MemoryReport memory = peak.has_value() ? *peak : world.Memory();
   report.memory_entity_manager = memory.entity_manager;
   report.memory_transforms = memory.transforms;
   report.memory_entity_index = memory.entity_index;
