@@ -14,6 +14,7 @@
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "iteration/testing/test_components.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 
@@ -23,13 +24,9 @@ namespace {
 using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
 
-struct Position {
-  float x, y, z;
-};
-struct Velocity {
-  float x, y, z;
-};
-struct Frozen {};
+using ::strata::testing::Frozen;
+using ::strata::testing::Position;
+using ::strata::testing::Velocity;
 struct alignas(64) Wide {
   uint64_t words[8];
 };

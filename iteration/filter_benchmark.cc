@@ -33,18 +33,15 @@
 #include "iteration/entity_pages.h"
 #include "iteration/filter.h"
 #include "iteration/row_mask_pages.h"
+#include "iteration/testing/test_components.h"
 #include "testing/random.h"
 
 namespace strata {
 namespace {
 
-struct Position {
-  float x, y, z;
-};
-struct Velocity {
-  float x, y, z;
-};
-struct Frozen {};
+using ::strata::testing::Frozen;
+using ::strata::testing::Position;
+using ::strata::testing::Velocity;
 
 constexpr uint64_t kSeed = 0x1D0C5EEDull;
 

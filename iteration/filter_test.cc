@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "iteration/entity_pages.h"
+#include "iteration/testing/test_components.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 
@@ -18,13 +19,9 @@ namespace {
 using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
 
-struct Position {
-  float x, y, z;
-};
-struct Velocity {
-  float x, y, z;
-};
-struct Frozen {};
+using ::strata::testing::Frozen;
+using ::strata::testing::Position;
+using ::strata::testing::Velocity;
 
 TEST(Filter, DocumentationExample) {
   EntityManager manager;

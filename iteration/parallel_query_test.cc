@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "iteration/entity_pages.h"
 #include "iteration/filter.h"
+#include "iteration/testing/test_components.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 
@@ -18,13 +19,9 @@ namespace {
 
 using ::strata::testing::IsOk;
 
-struct Position {
-  float x, y, z;
-};
-struct Velocity {
-  float x, y, z;
-};
-struct Frozen {};
+using ::strata::testing::Frozen;
+using ::strata::testing::Position;
+using ::strata::testing::Velocity;
 
 // A store with clustered random components spanning many TBB tasks (grain 256 pages).
 struct World {
