@@ -45,6 +45,13 @@ using ::strata::testing::Velocity;
 
 constexpr uint64_t kSeed = 0x1D0C5EEDull;
 
+// kMove: the iterate and query cases' per-entity work, position += velocity.
+constexpr auto kMove = [](Position& p, const Velocity& v) {
+  p.x += v.x;
+  p.y += v.y;
+  p.z += v.z;
+};
+
 // Counter in nanoseconds per `units` units of work per iteration.
 benchmark::Counter NsPer(double units) {
   return benchmark::Counter(units * 1e-9,
@@ -211,11 +218,7 @@ void BM_IteratePageMasksSimd(benchmark::State& state, size_t n) {
   for (auto _ : state) {
     ForEachMatch(
         world.pages, filter,
-        [](Position& p, const Velocity& v) {
-          p.x += v.x;
-          p.y += v.y;
-          p.z += v.z;
-        },
+        kMove,
         world.pos, world.vel);
     benchmark::ClobberMemory();
   }
@@ -272,11 +275,7 @@ void BM_Query(benchmark::State& state, size_t n, bool exclude50) {
   for (auto _ : state) {
     ForEachMatch(
         world.pages, filter,
-        [](Position& p, const Velocity& v) {
-          p.x += v.x;
-          p.y += v.y;
-          p.z += v.z;
-        },
+        kMove,
         world.pos, world.vel);
     benchmark::ClobberMemory();
   }
