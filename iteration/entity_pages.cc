@@ -88,6 +88,7 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
   type.alignment = static_cast<uint32_t>(alignment);
   type.masks.assign(page_capacity_, 0);
   type.data.assign(page_capacity_, nullptr);
+  num_types_ = static_cast<uint32_t>(types_.size());
   return id;
 }
 

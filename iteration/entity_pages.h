@@ -141,13 +141,13 @@ class EntityPages {
   // InvalidArgument for an unregistered `c`, AlreadyExists if `e` has `c` (nothing
   // changes). O(1) amortised. Invalidates no pointers except when the page capacity
   // grows (see page_masks()).
-  absl::Status Add(Entity e, ComponentId c, const void* value) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Add(Entity e, ComponentId c, const void* value) {
     return AddWith(e, c, value, [&](std::byte* dst, uint32_t size) {
       WriteValue(dst, value, size);
     });
   }
   template <typename T>
-  absl::Status Add(Entity e, Component<T> c, const T& value) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Add(Entity e, Component<T> c, const T& value) {
     if constexpr (std::is_empty_v<T>) {
       // A tag has no bytes (sizeof of an empty type is 1, its registered size 0).
       return AddWith(e, c.id, nullptr, [](std::byte*, uint32_t) {});
@@ -168,7 +168,7 @@ class EntityPages {
     const uint32_t page = e.index() >> kEntityPageShift;
     const uint32_t bit = e.index() & (kEntityPageSize - 1);
     const uint32_t flag = uint32_t{1} << bit;
-    if (ABSL_PREDICT_TRUE(page < page_capacity_ && c < types_.size())) {
+    if (ABSL_PREDICT_TRUE(page < page_capacity_ && c < num_types_)) {
       uint32_t& mask = types_[c].masks[page];
       if (ABSL_PREDICT_TRUE((mask & flag) != 0 &&
                             entity_pages_[page]->generation[bit] == e.generation())) {
@@ -182,7 +182,7 @@ class EntityPages {
     return NotFoundError(e, c);
   }
   template <typename T>
-  absl::Status Remove(Entity e, Component<T> c) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, Component<T> c) {
     return Remove(e, c.id);
   }
 
@@ -219,7 +219,7 @@ class EntityPages {
   const void* TryGet(Entity e, ComponentId c) const {
     const uint32_t page = e.index() >> kEntityPageShift;
     const uint32_t bit = e.index() & (kEntityPageSize - 1);
-    if (ABSL_PREDICT_FALSE(page >= page_capacity_ || c >= types_.size())) return nullptr;
+    if (ABSL_PREDICT_FALSE(page >= page_capacity_ || c >= num_types_)) return nullptr;
     const ComponentType& type = types_[c];
     if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
     if (entity_pages_[page]->generation[bit] != e.generation()) return nullptr;
@@ -313,7 +313,7 @@ class EntityPages {
     const uint32_t page = e.index() >> kEntityPageShift;
     const uint32_t bit = e.index() & (kEntityPageSize - 1);
     const uint32_t flag = uint32_t{1} << bit;
-    if (ABSL_PREDICT_TRUE(manager_->Alive(e) && c < types_.size() &&
+    if (ABSL_PREDICT_TRUE(manager_->Alive(e) && c < num_types_ &&
                           page < page_capacity_)) {
       ComponentType& type = types_[c];
       EntityPage* entity_page = entity_pages_[page];
@@ -345,6 +345,9 @@ class EntityPages {
   EntityManager* manager_;
   EntityManager::ListenerId listener_id_;
   std::vector<ComponentType> types_;
+  // types_.size(), kept apart so the hot paths' range check is a compare, not a
+  // division by sizeof(ComponentType).
+  uint32_t num_types_ = 0;
   absl::flat_hash_map<std::string, ComponentId> type_by_name_;
   size_t page_capacity_ = 0;
   std::vector<uint32_t> occupied_;          // page_capacity_ long

@@ -16,6 +16,8 @@
 // BM_Iterate/{PageMasksSimd,DenseArrays}/N: position += velocity over N entities.
 // BM_Query/Sparse10/N, BM_Query/Exclude50/N: see the issue.
 // BM_Pages/{AddRemove,CreateFromArchetype,RandomGet}/N.
+// BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
+//   work on flat arrays with the matches known in advance: a lower bound (see there).
 //
 // Counters are ns per slot / match / entity / pair / access, computed from the
 // measured time.
@@ -339,6 +341,106 @@ void BM_PagesRandomGet(benchmark::State& state, size_t n) {
   state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
 }
 
+// ---------------------------------------------------------------------------------
+// Floors: the same work on the ideal layout for data keyed by entity index, flat
+// arrays indexed by the entity index with no pages, masks or pointers, and the match
+// list given in advance. Nothing that keeps components at their entity's index can
+// touch less memory, so these bound what BM_Query and RandomGet can reach here.
+
+// The matched indices of a query case, ascending, drawn as BM_Query draws them.
+std::vector<uint32_t> FloorMatches(size_t n, double fraction) {
+  testing::Random rng(kSeed);
+  std::vector<uint32_t> matches;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (rng.Bernoulli(fraction)) matches.push_back(i);
+  }
+  return matches;
+}
+
+// BM_Floor/{Sparse10,Exclude50}Flat/N: position += velocity over the matched indices.
+void BM_FloorQuery(benchmark::State& state, size_t n, double fraction) {
+  std::vector<Position> positions(n, Position{0, 0, 0});
+  std::vector<Velocity> velocities(n, Velocity{1, 2, 3});
+  const std::vector<uint32_t> matches = FloorMatches(n, fraction);
+  for (auto _ : state) {
+    Position* p = positions.data();
+    const Velocity* v = velocities.data();
+    for (const uint32_t i : matches) kMove(p[i], v[i]);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(matches.size()));
+  state.counters["ns_per_match"] = NsPer(static_cast<double>(matches.size()));
+}
+void BM_FloorSparse10(benchmark::State& state, size_t n) { BM_FloorQuery(state, n, 0.1); }
+void BM_FloorExclude50(benchmark::State& state, size_t n) {
+  BM_FloorQuery(state, n, 0.5);
+}
+
+// BM_Floor/AddRemoveFlat/N: AddRemove's per-entity work on flat arrays: the manager's
+// alive check, a presence bit, a per-entity component count and the value for Add; the
+// bit and generation checks and the count for Remove. No pages, no Status, no release.
+void BM_FloorAddRemove(benchmark::State& state, size_t n) {
+  MovingWorld world(n);
+  std::vector<uint32_t> generations(n);
+  for (Entity e : world.entities) generations[e.index()] = e.generation();
+  std::vector<uint32_t> has_velocity((n + 31) / 32, 0);
+  std::vector<uint16_t> counts(n, 1);  // Position
+  std::vector<Velocity> velocities(n);
+  const Velocity v{1, 2, 3};
+  for (auto _ : state) {
+    bool ok = true;
+    for (Entity e : world.entities) {
+      const uint32_t i = e.index();
+      const uint32_t flag = uint32_t{1} << (i & 31);
+      if (world.manager.Alive(e) && (has_velocity[i >> 5] & flag) == 0) {
+        has_velocity[i >> 5] |= flag;
+        ++counts[i];
+        velocities[i] = v;
+      } else {
+        ok = false;
+      }
+    }
+    for (Entity e : world.entities) {
+      const uint32_t i = e.index();
+      const uint32_t flag = uint32_t{1} << (i & 31);
+      if ((has_velocity[i >> 5] & flag) != 0 && generations[i] == e.generation()) {
+        has_velocity[i >> 5] &= ~flag;
+        --counts[i];
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) state.SkipWithError("add/remove failed");
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_pair"] = NsPer(static_cast<double>(n));
+}
+
+// BM_Floor/RandomGetFlat/N: RandomGet's generation check and read on a flat
+// generation array and a flat Position array: two independent random reads per access.
+void BM_FloorRandomGet(benchmark::State& state, size_t n) {
+  MovingWorld world(n);  // for the same handles and generations as RandomGet
+  std::vector<uint32_t> generations(n);
+  for (Entity e : world.entities) generations[e.index()] = e.generation();
+  std::vector<Position> positions(n, Position{1, 2, 3});
+  std::vector<Entity> shuffled = world.entities;
+  testing::Random rng(kSeed);
+  rng.Shuffle(absl::MakeSpan(shuffled));
+  for (auto _ : state) {
+    float sum = 0;
+    for (Entity e : shuffled) {
+      const Position* p = generations[e.index()] == e.generation()
+                              ? &positions[e.index()]
+                              : nullptr;
+      sum += p->x;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+}
+
 void RegisterAll() {
   static const char* const kSchemeNames[] = {"EntityRows", "PageMasks", "PageMasksSimd",
                                              "DenseMaskBaseline"};
@@ -374,6 +476,10 @@ void RegisterAll() {
     reg("BM_Pages/AddRemove", BM_PagesAddRemove);
     reg("BM_Pages/CreateFromArchetype", BM_PagesCreateFromArchetype);
     reg("BM_Pages/RandomGet", BM_PagesRandomGet);
+    reg("BM_Floor/Sparse10Flat", BM_FloorSparse10);
+    reg("BM_Floor/Exclude50Flat", BM_FloorExclude50);
+    reg("BM_Floor/RandomGetFlat", BM_FloorRandomGet);
+    reg("BM_Floor/AddRemoveFlat", BM_FloorAddRemove);
   }
 }
 
