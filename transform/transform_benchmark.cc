@@ -9,8 +9,9 @@
 // parent set: all 1M worlds recomputed). Modes: Immediate (SetLocal per node), Batch
 // (one SetLocalBatch), Deferred (SetLocal per node + UpdateWorld).
 //
-// BM_Transform/MemoryFloor/Copy192 is a baseline: two memcpy of 64 MB (192 bytes of
-// traffic per node), the bandwidth floor for FlatAll.
+// BM_Transform/MemoryFloor/{Copy192,Copy192Stream,Copy192Stream2T,Hierarchy} are
+// baselines: FlatAll's and Hierarchy's bytes moved by plain loops over flat arrays (see
+// BM_TransformMemoryFloor).
 //
 // Run: bazel run -c opt //transform:transform_benchmark -- --benchmark_repetitions=5
 //      --benchmark_report_aggregates_only=true   (about 2 minutes)
@@ -22,7 +23,15 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
+
+#include <new>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "absl/types/span.h"
 #include "benchmark/benchmark.h"
@@ -200,19 +209,114 @@ const char* ModeName(Mode mode) {
   return "?";
 }
 
-// The traffic floor of FlatAll on this machine: per node, read a 64-byte local and
-// write two 64-byte matrices (local and world), nothing else. Not a mode of the
-// component; it shows how close the cases above are to memory bandwidth.
-void BM_TransformMemoryFloor(benchmark::State& state) {
+// Memory floors: the bytes a case must move, moved by plain loops over flat arrays, with
+// no handles, links or calls. Not modes of the component; they show how close the cases
+// above are to what this machine's memory can do.
+//
+// FlatAll's per node: read the new 64-byte local, write the local and the world (192
+// bytes). Copy192 does that with ordinary stores, which also read each written line
+// first (read for ownership); Copy192Stream with non-temporal stores, which do not;
+// Copy192Stream2T splits the nodes over two threads (this machine's two cores).
+#if defined(__x86_64__)
+// Streams with one 64-byte store per matrix (a whole cache line per instruction) when
+// the CPU has AVX-512: measured on this machine, 16-byte streaming stores left the
+// floor where ordinary stores had it (16.5 vs 17.0 ns per node), 64-byte ones did not.
+__attribute__((target("avx512f"))) void StreamRangeAvx512(const Matrix4x4* pose,
+                                                           Matrix4x4* local,
+                                                           Matrix4x4* world, size_t begin,
+                                                           size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    const __m512 v = _mm512_loadu_ps(pose[i].m);
+    _mm512_stream_ps(local[i].m, v);  // needs 64-byte alignment: see BM_TransformMemoryFloor
+    _mm512_stream_ps(world[i].m, v);
+  }
+  _mm_sfence();
+}
+#endif
+
+void CopyRange(const Matrix4x4* pose, Matrix4x4* local, Matrix4x4* world, size_t begin,
+               size_t end, bool stream) {
+#if defined(__x86_64__)
+  if (stream && __builtin_cpu_supports("avx512f")) {
+    StreamRangeAvx512(pose, local, world, begin, end);
+    return;
+  }
+  if (stream) {
+    for (size_t i = begin; i < end; ++i) {
+      for (int q = 0; q < 4; ++q) {
+        const __m128 row = _mm_loadu_ps(pose[i].m + 4 * q);
+        _mm_stream_ps(local[i].m + 4 * q, row);
+        _mm_stream_ps(world[i].m + 4 * q, row);
+      }
+    }
+    _mm_sfence();
+    return;
+  }
+#endif
+  (void)stream;
+  for (size_t i = begin; i < end; ++i) {
+    local[i] = pose[i];
+    world[i] = pose[i];
+  }
+}
+
+// A 64-byte aligned array of n matrices (std::vector<Matrix4x4> aligns to 16 only).
+struct AlignedMatrices {
+  explicit AlignedMatrices(size_t n)
+      : data(static_cast<Matrix4x4*>(::operator new(n * sizeof(Matrix4x4),
+                                                    std::align_val_t(64)))) {
+    std::fill(data, data + n, Matrix4x4::Identity());
+  }
+  ~AlignedMatrices() { ::operator delete(data, std::align_val_t(64)); }
+  AlignedMatrices(const AlignedMatrices&) = delete;
+  AlignedMatrices& operator=(const AlignedMatrices&) = delete;
+  Matrix4x4* data;
+};
+
+void BM_TransformMemoryFloor(benchmark::State& state, bool stream, int threads) {
   const size_t n = static_cast<size_t>(state.range(0));
-  std::vector<Matrix4x4> local(n), world(n);
+  AlignedMatrices local(n), world(n);
   int frame = 0;
   double ns = 0;
   for (auto _ : state) {
-    const std::vector<Matrix4x4>& pose = Pose(frame++);
+    const Matrix4x4* pose = Pose(frame++).data();
     const auto start = std::chrono::steady_clock::now();
-    std::memcpy(local.data(), pose.data(), n * sizeof(Matrix4x4));
-    std::memcpy(world.data(), pose.data(), n * sizeof(Matrix4x4));
+    if (threads == 1) {
+      CopyRange(pose, local.data, world.data, 0, n, stream);
+    } else {
+      std::thread helper(CopyRange, pose, local.data, world.data, 0, n / 2, stream);
+      CopyRange(pose, local.data, world.data, n / 2, n, stream);
+      helper.join();
+    }
+    const auto stop = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(world.data);
+    benchmark::ClobberMemory();
+    ns += std::chrono::duration<double, std::nano>(stop - start).count();
+  }
+  state.counters["ns_per_node"] = ns / (static_cast<double>(state.iterations()) * n);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
+// Hierarchy's floor, single thread: per family, the parent reads its new local and
+// writes local and world; each of the 9 children reads its local, multiplies it by the
+// parent's world (in cache) and writes its world. Ordinary stores, as the component
+// uses. 134.4 bytes of matrices per node on average; no links are read.
+void BM_TransformHierarchyFloor(benchmark::State& state) {
+  const size_t parents = static_cast<size_t>(state.range(0));
+  constexpr size_t kFamily = 10;
+  const size_t n = parents * kFamily;
+  std::vector<Matrix4x4> local(Pose(0).begin(), Pose(0).begin() + n), world(n);
+  int frame = 0;
+  double ns = 0;
+  for (auto _ : state) {
+    const Matrix4x4* pose = Pose(frame++).data();
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t p = 0; p < parents; ++p) {
+      const size_t root = p * kFamily;
+      local[root] = pose[p];
+      world[root] = pose[p];
+      for (size_t c = root + 1; c < root + kFamily; ++c) world[c] = local[c] * world[root];
+    }
     const auto stop = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(world.data());
     benchmark::ClobberMemory();
@@ -223,8 +327,21 @@ void BM_TransformMemoryFloor(benchmark::State& state) {
 }
 
 void RegisterAll() {
-  benchmark::RegisterBenchmark("BM_Transform/MemoryFloor/Copy192", BM_TransformMemoryFloor)
-      ->Arg(kMillion)
+  for (auto [name, stream, threads] : {std::tuple{"Copy192", false, 1},
+                                        std::tuple{"Copy192Stream", true, 1},
+                                        std::tuple{"Copy192Stream2T", true, 2}}) {
+    benchmark::RegisterBenchmark(
+        (std::string("BM_Transform/MemoryFloor/") + name).c_str(),
+        [stream = stream, threads = threads](benchmark::State& st) {
+          BM_TransformMemoryFloor(st, stream, threads);
+        })
+        ->Arg(kMillion)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  benchmark::RegisterBenchmark("BM_Transform/MemoryFloor/Hierarchy",
+                               BM_TransformHierarchyFloor)
+      ->Arg(100000)
       ->Unit(benchmark::kMillisecond);
   for (Mode mode : {Mode::kImmediate, Mode::kBatch, Mode::kDeferred}) {
     const std::string m = ModeName(mode);
