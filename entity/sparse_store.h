@@ -168,21 +168,17 @@ class SparseStore {
   }
 
   // ForEach: calls fn(T&) or fn(StoreHandle, T&) for every active entry, walking the
-  // iteration list: O(active entries), independent of capacity. Order: activation
-  // order, perturbed by removals (see SortIterationList). fn must not add, activate or
-  // remove entries of this store; collect handles and change the store afterwards.
+  // iteration list (in blocks of 16, see WalkList): O(active entries), independent of
+  // capacity. Order: activation order, perturbed by removals (see SortIterationList).
+  // fn must not add, activate or remove entries of this store; collect handles and
+  // change the store afterwards.
   template <typename F>
   void ForEach(F&& fn) {
-    // Locals, so fn's writes (through a uint32_t&, say) cannot force reloads.
-    const uint32_t* const list = list_.get();
-    const uint32_t n = list_size_;
-    for (uint32_t k = 0; k < n; ++k) Invoke(fn, list[k]);
+    WalkList(list_.get(), list_size_, [&](uint32_t slot) { Invoke(fn, slot); });
   }
   template <typename F>
   void ForEach(F&& fn) const {
-    const uint32_t* const list = list_.get();
-    const uint32_t n = list_size_;
-    for (uint32_t k = 0; k < n; ++k) Invoke(fn, list[k]);
+    WalkList(list_.get(), list_size_, [&](uint32_t slot) { Invoke(fn, slot); });
   }
 
   // ForEachScan: the same visit without the iteration list: the article's plain loop
@@ -257,6 +253,31 @@ class SparseStore {
       fn(static_cast<const T&>(data_[slot]));
     }
   }
+
+  // WalkList: calls visit(slot) for list[0, n) in order. The list is walked in blocks
+  // of kWalkBlock slots, each block first prefetching the list line kWalkPrefetch
+  // slots ahead. Why: a pass streams the entities through L1, which evicts the list's
+  // own lines, and every entity load depends on its index load; a list line that
+  // arrives late stalls the next 16 entity loads, a gap the contiguous store (whose
+  // addresses need no load) never has. Measured on storage_benchmark Full/Slim, see
+  // README.md. `list` and `n` are passed in as values, so visit's writes (through a
+  // uint32_t&, say) cannot force reloads of list_ or list_size_.
+  template <typename V>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void WalkList(const uint32_t* list, uint32_t n,
+                                                    V&& visit) {
+    uint32_t k = 0;
+    for (; n - k >= kWalkBlock; k += kWalkBlock) {
+      // Never past the end: the address is computed only while it is in the list.
+      if (n - k > kWalkPrefetch) __builtin_prefetch(list + k + kWalkPrefetch);
+#pragma GCC unroll 16
+      for (uint32_t j = 0; j < kWalkBlock; ++j) visit(list[k + j]);
+    }
+    for (; k < n; ++k) visit(list[k]);
+  }
+  // NOTE: 16 uint32_t slots = one 64-byte line of the list per block; 128 slots =
+  // eight lines ahead (the distance that measured best, 64 and 256 did worse).
+  static constexpr uint32_t kWalkBlock = 16;
+  static constexpr uint32_t kWalkPrefetch = 128;
 
   void PushToList(uint32_t slot) {
     list_pos_[slot] = list_size_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "entity/internal/store_conformance_test.h"
@@ -132,6 +133,44 @@ TEST(SparseStore, IterationListFollowsActivationAndCanBeSorted) {
   ASSERT_THAT(store.Remove(h[0]), IsOk());
   EXPECT_THAT(store.iteration_list(), IsEmpty());
   EXPECT_EQ(store.pending_size(), 2u);
+}
+
+// ForEach walks the list in blocks of 16 with a prefetch 128 slots ahead; every
+// length around those boundaries must still visit exactly the list, in list order,
+// through all three ForEach forms.
+TEST(SparseStore, ForEachVisitsTheIterationListInOrderAtEveryBlockBoundary) {
+  for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 31u, 32u, 33u, 127u, 128u, 129u, 143u, 144u,
+                     145u, 160u, 161u, 300u}) {
+    SCOPED_TRACE(n);
+    SparseStore<Payload> store(2 * n + 2);
+    std::vector<StoreHandle> h;
+    for (uint32_t i = 0; i < 2 * n + 2; ++i) {
+      STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.Add(static_cast<int>(i)));
+      h.push_back(added);
+    }
+    // Remove every other entry and one more: n active entries left, listed out of
+    // slot order by the swap-removes.
+    for (uint32_t i = 0; i < 2 * n + 2; i += 2) ASSERT_THAT(store.Remove(h[i]), IsOk());
+    ASSERT_THAT(store.Remove(h[1]), IsOk());
+    ASSERT_EQ(store.active_size(), n);
+    std::vector<int> expected;
+    for (uint32_t slot : store.iteration_list()) {
+      expected.push_back(static_cast<int>(slot));
+    }
+    std::vector<int> visited;
+    store.ForEach([&](Payload& p) { visited.push_back(p.value); });
+    EXPECT_EQ(visited, expected);
+    std::vector<int> visited_const;
+    std::as_const(store).ForEach(
+        [&](const Payload& p) { visited_const.push_back(p.value); });
+    EXPECT_EQ(visited_const, expected);
+    std::vector<int> handle_slots;
+    store.ForEach([&](StoreHandle handle, Payload& p) {
+      EXPECT_EQ(store.TryGet(handle), &p);
+      handle_slots.push_back(static_cast<int>(handle.index()));
+    });
+    EXPECT_EQ(handle_slots, expected);
+  }
 }
 
 TEST(SparseStore, LargestFullStore) {
