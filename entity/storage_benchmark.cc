@@ -11,6 +11,10 @@
 // passes, as the article's "cycles (average)" (TSC ticks, i.e. cycles at the nominal
 // clock).
 //
+// BM_StorageFloor/HalfFullWorstCase/EveryOtherSlot/Slim: diagnostic, not in the
+// article: HalfFullWorstCase's entity addresses without any list or flag, see
+// BM_HalfFullLayoutFloor.
+//
 // BM_EntityManager/<Op>/<N>, N = 10k, 100k, 1M: CreateBatch into a fresh manager
 // (includes growing its tables); DestroyBatch of N live entities in a manager in
 // steady state (its free queue already sized by earlier rounds); CreateDestroy: both,
@@ -159,6 +163,23 @@ void BM_Sparse(benchmark::State& state, Case c) {
   });
 }
 
+// Not one of the article's rows: the address pattern of HalfFullWorstCase's active
+// entries (every other 128-byte slot of 4096) walked by the contiguous store's loop
+// shape, with no iteration list and no active flags. It isolates what the sparse
+// layout itself costs over Contiguous (2048 entities spread over 512 KiB instead of
+// packed into 256 KiB), the floor under SparseWithIterationList in that case.
+template <Work kWork>
+void BM_HalfFullLayoutFloor(benchmark::State& state) {
+  std::vector<GameEntity> slots(kMaxEntities);
+  for (uint32_t i = 0; i < kMaxEntities; ++i) slots[i] = MakeEntity(i);
+  GameEntity* const data = slots.data();
+  MeasurePasses(state, kMaxEntities / 2, [&] {
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < kMaxEntities; i += 2) sum += DoWork<kWork>(data[i]);
+    return sum;
+  });
+}
+
 void RegisterStorageBenchmarks() {
   const std::pair<Case, const char*> cases[] = {
       {Case::kEmpty, "Empty"}, {Case::kFull, "Full"},
@@ -178,6 +199,8 @@ void RegisterStorageBenchmarks() {
     benchmark::RegisterBenchmark((prefix + "SparseWithIterationList/Slim").c_str(),
                                  BM_Sparse<Work::kSlim, true>, c);
   }
+  benchmark::RegisterBenchmark("BM_StorageFloor/HalfFullWorstCase/EveryOtherSlot/Slim",
+                               BM_HalfFullLayoutFloor<Work::kSlim>);
 }
 
 // ---- EntityManager throughput ----
