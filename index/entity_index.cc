@@ -1,6 +1,7 @@
 #include "index/entity_index.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -42,28 +43,33 @@ EntityIndex::EntityIndex(MixFunction mix)
 
 EntityIndex::~EntityIndex() = default;
 
-EntityIndex::Slot& EntityIndex::SlotAtNewPage(uint32_t index) {
+EntityIndex::PackedSlot& EntityIndex::SlotAtNewPage(uint32_t index) {
   const uint32_t page = index >> kPageBits;
   if (page >= pages_.size()) pages_.resize(size_t{page} + 1);
   if (pages_[page] == nullptr) {
-    pages_[page] = std::make_unique<Slot[]>(kPageSize);  // zeroed: all slots unused
+    pages_[page] = std::make_unique<PackedSlot[]>(kPageSize);  // zeroed: all slots unused
     ++num_pages_;
   }
   return pages_[page][index & (kPageSize - 1)];
 }
 
-absl::Status EntityIndex::CheckSlot(Entity entity, const Slot* slot,
-                                    uint32_t* base) const {
+EntityIndex::Slot EntityIndex::WideSlot(uint32_t index) const {
+  const auto it = wide_slots_.find(index);
+  assert(it != wide_slots_.end() && "a slot reading kWideSlot has a wide value");
+  return it->second;
+}
+
+absl::Status EntityIndex::CheckSlot(Entity entity, Slot slot, uint32_t* base) const {
   *base = kEmptyPrototype;
-  if (slot == nullptr || slot->prototype == kEmptyPrototype) return absl::OkStatus();
-  if (slot->generation == entity.generation()) {
-    *base = slot->prototype;
+  if (slot.prototype == kEmptyPrototype) return absl::OkStatus();
+  if (slot.generation == entity.generation()) {
+    *base = slot.prototype;
     return absl::OkStatus();
   }
-  if (entity.generation() < slot->generation) {
+  if (entity.generation() < slot.generation) {
     return absl::FailedPreconditionError(
         absl::StrCat(entity.DebugString(), " is stale: its slot holds generation ",
-                     slot->generation));
+                     slot.generation));
   }
   // An older generation left behind (destroyed without RemoveEntity): replaced.
   return absl::OkStatus();
@@ -118,17 +124,25 @@ uint32_t EntityIndex::AddChild(uint32_t base, ComponentManager* manager, uint32_
   return record;
 }
 
-void EntityIndex::SetPrototype(Slot& slot, uint32_t generation, uint32_t prototype) {
-  if (slot.prototype != kEmptyPrototype) {
-    --info_[slot.prototype].entity_refs;
+void EntityIndex::SetPrototype(PackedSlot& packed, uint32_t index, uint32_t old_prototype,
+                               uint32_t generation, uint32_t prototype) {
+  if (old_prototype != kEmptyPrototype) {
+    --info_[old_prototype].entity_refs;
     --num_entities_;
   }
+  if (prototype == kEmptyPrototype) generation = 0;  // a free slot's generation is moot
   if (prototype != kEmptyPrototype) {
     ++info_[prototype].entity_refs;
     ++num_entities_;
   }
-  slot.generation = generation;
-  slot.prototype = prototype;
+  const bool was_wide = packed.prototype == kWideSlot;
+  if (generation <= 0xFFFFu && prototype < kWideSlot) [[likely]] {
+    packed = PackedSlot{static_cast<uint16_t>(generation), static_cast<uint16_t>(prototype)};
+    if (was_wide) [[unlikely]] wide_slots_.erase(index);
+  } else {
+    wide_slots_.insert_or_assign(index, Slot{generation, prototype});
+    packed = PackedSlot{0, kWideSlot};
+  }
 }
 
 absl::Status EntityIndex::RegisterComponent(Entity entity, ComponentManager* manager,
@@ -140,13 +154,14 @@ absl::Status EntityIndex::RegisterComponent(Entity entity, ComponentManager* man
     return absl::InvalidArgumentError(
         absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
   }
-  Slot& slot = SlotAt(entity.index());
+  PackedSlot& packed = SlotAt(entity.index());
+  const Slot slot = Unpack(packed, entity.index());
   uint32_t base = kEmptyPrototype;
   if (slot.prototype != kEmptyPrototype) {
     if (slot.generation == entity.generation()) {
       base = slot.prototype;
     } else if (entity.generation() < slot.generation) {
-      return CheckSlot(entity, &slot, &base);  // the stale-handle error
+      return CheckSlot(entity, slot, &base);  // the stale-handle error
     }
   }
   uint32_t child = FindChild(base, manager, name.value());
@@ -159,7 +174,7 @@ absl::Status EntityIndex::RegisterComponent(Entity entity, ComponentManager* man
     }
     child = AddChild(base, manager, name.value());
   }
-  SetPrototype(slot, entity.generation(), child);
+  SetPrototype(packed, entity.index(), slot.prototype, entity.generation(), child);
   return absl::OkStatus();
 }
 
@@ -178,12 +193,8 @@ absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
     if (!entity.is_valid()) {
       return absl::InvalidArgumentError("RegisterComponent: invalid entity in batch");
     }
-    const uint32_t page = entity.index() >> kPageBits;
-    const Slot* slot = page < pages_.size() && pages_[page] != nullptr
-                           ? &pages_[page][entity.index() & (kPageSize - 1)]
-                           : nullptr;
     uint32_t base;
-    STRATA_RETURN_IF_ERROR(CheckSlot(entity, slot, &base));
+    STRATA_RETURN_IF_ERROR(CheckSlot(entity, LoadSlot(entity.index()), &base));
     if (have_last && base == last_base) continue;
     if (children.try_emplace(base, 0).second && ChainHas(base, name.value())) {
       return absl::AlreadyExistsError(absl::StrCat(
@@ -200,7 +211,8 @@ absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
   last_base = kEmptyPrototype;
   for (size_t i = 0; i < entities.size(); ++i) {
     const Entity entity = entities[i];
-    Slot& slot = SlotAt(entity.index());
+    PackedSlot& packed = SlotAt(entity.index());
+    const Slot slot = Unpack(packed, entity.index());
     const uint32_t base =
         slot.prototype != kEmptyPrototype && slot.generation == entity.generation()
             ? slot.prototype
@@ -209,8 +221,9 @@ absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
       auto it = children.find(base);
       if (it == children.end()) {
         for (size_t j = 0; j < i; ++j) {  // Roll back the applied prefix.
-          Slot& done = SlotAt(entities[j].index());
-          SetPrototype(done, entities[j].generation(), records_[done.prototype].base);
+          const uint32_t done = LoadSlot(entities[j].index()).prototype;
+          SetPrototype(SlotAt(entities[j].index()), entities[j].index(), done,
+                       entities[j].generation(), records_[done].base);
         }
         return absl::AlreadyExistsError(absl::StrCat(
             entity.DebugString(), " appears twice in a batch registering ",
@@ -219,20 +232,20 @@ absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
       last_base = base;
       last_child = it->second;
     }
-    SetPrototype(slot, entity.generation(), last_child);
+    SetPrototype(packed, entity.index(), slot.prototype, entity.generation(), last_child);
   }
   return absl::OkStatus();
 }
 
 absl::Status EntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
-  Slot* slot = FindSlot(entity);
-  if (slot == nullptr) {
+  const uint32_t current = FindPrototype(entity);
+  if (current == kEmptyPrototype) {
     return absl::NotFoundError(
         absl::StrCat("UnregisterComponent: ", entity.DebugString(), " is not indexed"));
   }
   // The entries above the removed one, newest first, to re-apply on its base.
   absl::InlinedVector<uint32_t, 16> above;
-  uint32_t prototype = slot->prototype;
+  uint32_t prototype = current;
   while (prototype != kEmptyPrototype && records_[prototype].name != name.value()) {
     above.push_back(prototype);
     prototype = records_[prototype].base;
@@ -247,14 +260,16 @@ absl::Status EntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
     const Record r = records_[above[i]];  // copy: FindOrAddChild may grow records_
     rebuilt = FindOrAddChild(rebuilt, r.manager, r.name);
   }
-  SetPrototype(*slot, entity.generation(), rebuilt);
+  SetPrototype(SlotAt(entity.index()), entity.index(), current, entity.generation(),
+               rebuilt);
   return absl::OkStatus();
 }
 
 bool EntityIndex::RemoveEntity(Entity entity) {
-  Slot* slot = FindSlot(entity);
-  if (slot == nullptr) return false;
-  SetPrototype(*slot, entity.generation(), kEmptyPrototype);
+  const uint32_t prototype = FindPrototype(entity);
+  if (prototype == kEmptyPrototype) return false;
+  SetPrototype(SlotAt(entity.index()), entity.index(), prototype, entity.generation(),
+               kEmptyPrototype);
   return true;
 }
 
@@ -285,8 +300,7 @@ size_t EntityIndex::CollectGarbage() {
 }
 
 EntityIndex::PrototypeHandle EntityIndex::PrototypeOf(Entity entity) const {
-  const Slot* slot = FindSlot(entity);
-  return slot == nullptr ? kEmptyPrototype : slot->prototype;
+  return FindPrototype(entity);
 }
 
 uint32_t EntityIndex::PrototypeId(PrototypeHandle prototype) const {
@@ -296,9 +310,7 @@ uint32_t EntityIndex::PrototypeId(PrototypeHandle prototype) const {
 
 std::vector<EntityIndex::ComponentEntry> EntityIndex::Components(Entity entity) const {
   std::vector<ComponentEntry> result;
-  const Slot* slot = FindSlot(entity);
-  if (slot == nullptr) return result;
-  for (uint32_t p = slot->prototype; p != kEmptyPrototype; p = records_[p].base) {
+  for (uint32_t p = FindPrototype(entity); p != kEmptyPrototype; p = records_[p].base) {
     result.push_back(
         ComponentEntry{IdString32::FromValue(records_[p].name), records_[p].manager});
   }
@@ -315,7 +327,11 @@ size_t EntityIndex::RegistryMemoryUsage() const {
 }
 
 size_t EntityIndex::MemoryUsage() const {
-  return pages_.capacity() * sizeof(pages_[0]) + num_pages_ * kPageSize * sizeof(Slot) +
+  using WideEntry = std::pair<const uint32_t, Slot>;
+  return pages_.capacity() * sizeof(pages_[0]) +
+         num_pages_ * kPageSize * sizeof(PackedSlot) +
+         index_internal::SwissTableBytes(wide_slots_.capacity(), sizeof(WideEntry),
+                                         alignof(WideEntry)) +
          RegistryMemoryUsage();
 }
 

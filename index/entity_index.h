@@ -17,8 +17,9 @@
 //       [&index](absl::Span<const Entity> dead) { index.RemoveEntity(dead); });
 //
 // Layout (see README.md):
-//  * entity -> prototype: a paged array indexed by Entity::index(), 8 bytes per slot
-//    {generation, prototype}; pages of 1024 slots are allocated on first use.
+//  * entity -> prototype: a paged array indexed by Entity::index(), 4 bytes per slot
+//    {generation, prototype} of 16 bits each (a value that does not fit is kept whole
+//    in a side table); pages of 1024 slots are allocated on first use.
 //  * prototype records: a dense array of 16-byte {base, name, manager} walked by lookups
 //    (base is a record index, so walking the chain is array indexing, no hashing), plus
 //    cold {id, entity_refs, child_refs}.
@@ -37,6 +38,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
@@ -90,10 +92,8 @@ class EntityIndex {
   // FindComponentManager: the manager holding `entity`'s component `name`, or nullptr
   // (unknown or stale entity, no such name). O(chain depth), no hashing.
   ComponentManager* FindComponentManager(Entity entity, IdString32 name) const {
-    const Slot* slot = FindSlot(entity);
-    if (slot == nullptr) return nullptr;
     const Record* records = records_.data();
-    for (uint32_t p = slot->prototype; p != kEmptyPrototype; p = records[p].base) {
+    for (uint32_t p = FindPrototype(entity); p != kEmptyPrototype; p = records[p].base) {
       if (records[p].name == name.value()) return records[p].manager;
     }
     return nullptr;
@@ -116,7 +116,7 @@ class EntityIndex {
   size_t CollectGarbage();
 
   // Contains: true if `entity` has at least one registered component.
-  bool Contains(Entity entity) const { return FindSlot(entity) != nullptr; }
+  bool Contains(Entity entity) const { return FindPrototype(entity) != kEmptyPrototype; }
   // PrototypeOf: `entity`'s prototype, kEmptyPrototype if it has none.
   PrototypeHandle PrototypeOf(Entity entity) const;
   // PrototypeId: the 32-bit mix id of a live prototype (0 for P0). Ids of distinct
@@ -160,14 +160,32 @@ class EntityIndex {
     uint32_t entity_refs;
     uint32_t child_refs;
   };
-  // NOTE: prototype 0 marks an unused slot; `generation` is meaningful only otherwise.
+  // NOTE: an entity slot is 4 bytes: the generation and the prototype, 16 bits each.
+  // Prototype 0 marks an unused slot (its generation is then meaningless). A value that
+  // does not fit (generation > 0xFFFF, or prototype >= kWideSlot) is stored whole in
+  // wide_slots_ and the slot's prototype reads kWideSlot. Both are rare: a slot reaches
+  // generation 65536 only after 65536 reuses (EntityManager reuses an index only after
+  // at least 1024 others were freed), and a level has a few hundred prototypes. So a
+  // slot costs 4 bytes, not 8, and a stale handle is still rejected on its full 32-bit
+  // generation.
+  struct PackedSlot {
+    uint16_t generation;
+    uint16_t prototype;
+  };
+  static_assert(sizeof(PackedSlot) == 4, "entity slot is 4 bytes");
+  static constexpr uint16_t kWideSlot = 0xFFFF;
+  // A slot's full value (decoded from a PackedSlot, or from wide_slots_).
   struct Slot {
     uint32_t generation;
     uint32_t prototype;
   };
   static constexpr uint32_t kPageBits = 10;
-  // NOTE: 1024 cached transitions (4 KiB) cover a few hundred live prototypes' edges.
-  static constexpr uint32_t kTransitionBits = 10;
+  // NOTE: 4096 cached transitions (16 KiB) for a few hundred live prototypes' edges:
+  // with 1024 entries, about a quarter of the 327 edges of the benchmark's 75
+  // compositions shared an entry with another edge and evicted each other, so one
+  // registration in ~12 fell through to a registry probe (FindChildInRegistry + ChildId
+  // were 8 % of the benchmark's samples at N = 640k).
+  static constexpr uint32_t kTransitionBits = 12;
   static constexpr uint32_t kPageSize = 1u << kPageBits;
 
   // The lookup key of a child prototype, with its precomputed id.
@@ -194,30 +212,43 @@ class EntityIndex {
     bool operator()(const Key& key, uint32_t record) const { return (*this)(record, key); }
   };
 
-  const Slot* FindSlot(Entity entity) const {
+  // The prototype of `entity`, kEmptyPrototype if it has none or is stale.
+  uint32_t FindPrototype(Entity entity) const {
     const uint32_t page = entity.index() >> kPageBits;
-    if (page >= pages_.size() || pages_[page] == nullptr) return nullptr;
-    const Slot& slot = pages_[page][entity.index() & (kPageSize - 1)];
-    if (slot.prototype == kEmptyPrototype || slot.generation != entity.generation()) {
-      return nullptr;
+    if (page >= pages_.size() || pages_[page] == nullptr) return kEmptyPrototype;
+    const PackedSlot slot = pages_[page][entity.index() & (kPageSize - 1)];
+    if (slot.prototype == kWideSlot) [[unlikely]] {
+      const Slot wide = WideSlot(entity.index());
+      return wide.generation == entity.generation() ? wide.prototype : kEmptyPrototype;
     }
-    return &slot;
+    // A free slot has prototype 0 = kEmptyPrototype, whatever its generation.
+    return slot.generation == entity.generation() ? slot.prototype : kEmptyPrototype;
   }
-  Slot* FindSlot(Entity entity) {
-    return const_cast<Slot*>(static_cast<const EntityIndex*>(this)->FindSlot(entity));
+  // The full value of the slot `index`, whose PackedSlot reads kWideSlot.
+  Slot WideSlot(uint32_t index) const;
+  Slot Unpack(PackedSlot slot, uint32_t index) const {
+    if (slot.prototype == kWideSlot) [[unlikely]] return WideSlot(index);
+    return Slot{slot.generation, slot.prototype};
+  }
+  // The value of the slot `index` ({0, 0} if its page was never allocated).
+  Slot LoadSlot(uint32_t index) const {
+    const uint32_t page = index >> kPageBits;
+    if (page >= pages_.size() || pages_[page] == nullptr) return Slot{0, 0};
+    return Unpack(pages_[page][index & (kPageSize - 1)], index);
   }
   // The slot of `index`, allocating its page.
-  Slot& SlotAt(uint32_t index) {
+  PackedSlot& SlotAt(uint32_t index) {
     const uint32_t page = index >> kPageBits;
     if (page < pages_.size() && pages_[page] != nullptr) {
       return pages_[page][index & (kPageSize - 1)];
     }
     return SlotAtNewPage(index);
   }
-  Slot& SlotAtNewPage(uint32_t index);
-  // Checks `entity` may register into `slot`; returns its current prototype in *base
-  // (kEmptyPrototype if the slot is free or holds an older generation).
-  absl::Status CheckSlot(Entity entity, const Slot* slot, uint32_t* base) const;
+  PackedSlot& SlotAtNewPage(uint32_t index);
+  // Checks `entity` may register into its slot, whose value is `slot`; returns its
+  // current prototype in *base (kEmptyPrototype if the slot is free or holds an older
+  // generation).
+  absl::Status CheckSlot(Entity entity, Slot slot, uint32_t* base) const;
   // True if the chain from `prototype` contains `name`.
   bool ChainHas(uint32_t prototype, uint32_t name) const;
   uint32_t ChildId(uint32_t base, const ComponentManager* manager, uint32_t name) const;
@@ -247,11 +278,15 @@ class EntityIndex {
     const uint32_t child = FindChild(base, manager, name);
     return child != kEmptyPrototype ? child : AddChild(base, manager, name);
   }
-  // Points `slot` (for `entity`) at `prototype`, keeping refcounts and num_entities_.
-  void SetPrototype(Slot& slot, uint32_t generation, uint32_t prototype);
+  // Points the slot `index` (`packed`, which held `old_prototype`) at {generation,
+  // prototype}, keeping refcounts, num_entities_ and wide_slots_.
+  void SetPrototype(PackedSlot& packed, uint32_t index, uint32_t old_prototype,
+                    uint32_t generation, uint32_t prototype);
 
   MixFunction mix_;
-  std::vector<std::unique_ptr<Slot[]>> pages_;
+  std::vector<std::unique_ptr<PackedSlot[]>> pages_;
+  // The slots whose value does not fit a PackedSlot, by entity index.
+  absl::flat_hash_map<uint32_t, Slot> wide_slots_;
   size_t num_pages_ = 0;
   size_t num_entities_ = 0;
   std::vector<Record> records_;

@@ -29,14 +29,19 @@
 // legacy index has one lookup array per entity and no registry).
 //
 // Short mode for CI: STRATA_BENCH_SHORT=1 registers only N <= 160k.
+// STRATA_BENCH_FLOOR=1 also registers BM_EntityIndex/Floor/<N>: the same loop on a
+// no-op index (registers nothing, finds nothing), the cost of the harness alone (handle
+// pool, composition choice, live list, random victim), a floor under New's figure.
 #include <time.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "entity/entity.h"
@@ -172,6 +177,18 @@ uint32_t CompositionOf(Entity e) {
   return static_cast<uint32_t>(((z >> 32) * kCompositions) >> 32);
 }
 
+// NoOpIndex: the interface the loop uses, doing nothing (the Floor case).
+class NoOpIndex {
+ public:
+  absl::Status RegisterComponent(Entity, ComponentManager*, IdString32) {
+    return absl::OkStatus();
+  }
+  ComponentManager* FindComponentManager(Entity, IdString32) const { return nullptr; }
+  bool RemoveEntity(Entity) { return true; }
+  size_t CollectGarbage() { return 0; }
+  size_t num_prototypes() const { return 0; }
+};
+
 template <typename Index>
 void BM_EntityIndex(benchmark::State& state) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
@@ -181,6 +198,7 @@ void BM_EntityIndex(benchmark::State& state) {
   size_t registry_bytes = 0;
   uint64_t found = 0;
   uint64_t expected = 0;
+  uint64_t registry_probes = 0;
   double seconds = 0;
   double wall_seconds = 0;
   for (auto _ : state) {
@@ -236,12 +254,13 @@ void BM_EntityIndex(benchmark::State& state) {
       prototypes = index.num_prototypes();
       if constexpr (std::is_same_v<Index, EntityIndex>) {
         registry_bytes = index.RegistryMemoryUsage();
+        registry_probes += index.registry_probes();
       }
     }
     peak_bytes = std::max(peak_bytes, GlobalAllocationCounter().peak_bytes() - baseline);
     state.ResumeTiming();
   }
-  if (found != expected) {
+  if (found != expected && !std::is_same_v<Index, NoOpIndex>) {
     state.SkipWithError(absl::StrCat("lookups found ", found, " of ", expected).c_str());
     return;
   }
@@ -253,6 +272,10 @@ void BM_EntityIndex(benchmark::State& state) {
   state.counters["memory_mb"] = static_cast<double>(peak_bytes) / (1024.0 * 1024.0);
   state.counters["prototypes"] = static_cast<double>(prototypes);
   state.counters["registry_kb"] = static_cast<double>(registry_bytes) / 1024.0;
+  if constexpr (std::is_same_v<Index, EntityIndex>) {
+    // Registrations that missed the transition cache, per entity created.
+    state.counters["probes_per_entity"] = static_cast<double>(registry_probes) / entities;
+  }
   state.SetItemsProcessed(static_cast<int64_t>(entities));
 }
 
@@ -273,6 +296,16 @@ const bool kRegistered = [] {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.2);
+  }
+  const char* floor = std::getenv("STRATA_BENCH_FLOOR");
+  if (floor != nullptr && std::string(floor) == "1") {
+    for (int64_t n = 10000; n <= max_n; n *= 2) {
+      benchmark::RegisterBenchmark("BM_EntityIndex/Floor", BM_EntityIndex<NoOpIndex>)
+          ->Arg(n)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.2);
+    }
   }
   return true;
 }();
