@@ -145,8 +145,8 @@ void EntityIndex::SetPrototype(PackedSlot& packed, uint32_t index, uint32_t old_
   }
 }
 
-absl::Status EntityIndex::RegisterComponent(Entity entity, ComponentManager* manager,
-                                            IdString32 name) {
+absl::Status EntityIndex::RegisterComponentSlow(Entity entity, ComponentManager* manager,
+                                                IdString32 name) {
   if (!entity.is_valid()) {
     return absl::InvalidArgumentError("RegisterComponent: invalid entity");
   }

@@ -81,7 +81,36 @@ class EntityIndex {
   // already has a component `name` (in any manager); FailedPrecondition if `entity` is
   // stale (its slot holds a newer generation). A newer generation replaces an older one
   // left in its slot (destroyed without RemoveEntity). On error nothing changes.
-  absl::Status RegisterComponent(Entity entity, ComponentManager* manager, IdString32 name);
+  absl::Status RegisterComponent(Entity entity, ComponentManager* manager, IdString32 name) {
+    // The common case inline: the slot's page exists, the slot is free or holds this
+    // generation in 16 bits, and the transition is cached. Everything else (errors,
+    // new pages, wide slots, registry probes, new prototypes) takes the call.
+    const uint32_t page = entity.index() >> kPageBits;
+    if (entity.is_valid() && manager != nullptr && page < pages_.size() &&
+        pages_[page] != nullptr) [[likely]] {
+      PackedSlot& slot = pages_[page][entity.index() & (kPageSize - 1)];
+      const uint32_t base = slot.prototype;
+      if (base == kEmptyPrototype ||
+          (base != kWideSlot && slot.generation == entity.generation())) {
+        const uint32_t child = transitions_[TransitionSlot(base, manager, name.value())];
+        const Record& r = records_[child];
+        if (r.manager == manager && r.base == base && r.name == name.value() &&
+            child < kWideSlot && entity.generation() <= 0xFFFFu) [[likely]] {
+          // An existing child: its chain has no duplicate name, so no check is needed.
+          if (base != kEmptyPrototype) {
+            --info_[base].entity_refs;
+          } else {
+            ++num_entities_;
+          }
+          ++info_[child].entity_refs;
+          slot = PackedSlot{static_cast<uint16_t>(entity.generation()),
+                            static_cast<uint16_t>(child)};
+          return absl::OkStatus();
+        }
+      }
+    }
+    return RegisterComponentSlow(entity, manager, name);
+  }
 
   // RegisterComponent(entities, ...): the batch form, same result as registering each
   // entity in order, all or nothing. Costs one hash and one registry probe per distinct
@@ -249,6 +278,9 @@ class EntityIndex {
   // current prototype in *base (kEmptyPrototype if the slot is free or holds an older
   // generation).
   absl::Status CheckSlot(Entity entity, Slot slot, uint32_t* base) const;
+  // RegisterComponent's general case.
+  absl::Status RegisterComponentSlow(Entity entity, ComponentManager* manager,
+                                     IdString32 name);
   // True if the chain from `prototype` contains `name`.
   bool ChainHas(uint32_t prototype, uint32_t name) const;
   uint32_t ChildId(uint32_t base, const ComponentManager* manager, uint32_t name) const;

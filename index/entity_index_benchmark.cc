@@ -207,6 +207,9 @@ void BM_EntityIndex(benchmark::State& state) {
     std::vector<Entity> live;
     live.reserve(kMaxLive + 1);
     SplitMix rng(2017);
+    // The next victim's position, as a fraction of the live list (drawn one deletion
+    // ahead so that its entry can be prefetched, see below).
+    uint32_t victim_draw = static_cast<uint32_t>(rng.Next() >> 32);
     const int64_t baseline = GlobalAllocationCounter().live_bytes();
     GlobalAllocationCounter().ResetPeak();
     {
@@ -229,7 +232,9 @@ void BM_EntityIndex(benchmark::State& state) {
         expected += composition.size();
         live.push_back(e);
         while ((rng.Next() & 1) != 0 || live.size() > kMaxLive) {
-          const uint32_t victim = rng.Below(static_cast<uint32_t>(live.size()));
+          const uint32_t victim = static_cast<uint32_t>(
+              (uint64_t{victim_draw} * live.size()) >> 32);  // uniform in [0, size)
+          victim_draw = static_cast<uint32_t>(rng.Next() >> 32);
           // A last look at the victim's components (its destroy handlers would).
           const Entity dead = live[victim];
           const std::vector<Component>& victim_composition =
@@ -242,6 +247,12 @@ void BM_EntityIndex(benchmark::State& state) {
           pool.Destroy(dead);
           live[victim] = live.back();
           live.pop_back();
+          // The live list is 512 KiB of harness state read at a random position once
+          // per deletion; fetching the next victim's entry now keeps that miss out of
+          // the index's time (perf: 20 % of New's samples at 640k stalled on it). The
+          // list will have one more entity by then, hence size + 1.
+          __builtin_prefetch(
+              live.data() + ((uint64_t{victim_draw} * (live.size() + 1)) >> 32));
           if (live.size() <= kMaxLive) break;
         }
         if ((step + 1) % kGcInterval == 0) index.CollectGarbage();
