@@ -96,13 +96,13 @@ uint32_t EntityIndex::ChildId(uint32_t base, const ComponentManager* manager,
 }
 
 uint32_t EntityIndex::FindChildInRegistry(uint32_t base, ComponentManager* manager,
-                                          uint32_t name, uint32_t& cached) {
+                                          uint32_t name, uint32_t* set) {
   const Key key{base, name, manager, ChildId(base, manager, name)};
   ++registry_probes_;
   auto it = registry_.find(key);
   if (it == registry_.end()) return kEmptyPrototype;
-  cached = *it;
-  return cached;
+  CacheTransition(set, *it);
+  return *it;
 }
 
 uint32_t EntityIndex::AddChild(uint32_t base, ComponentManager* manager, uint32_t name) {
@@ -120,7 +120,7 @@ uint32_t EntityIndex::AddChild(uint32_t base, ComponentManager* manager, uint32_
   }
   if (base != kEmptyPrototype) ++info_[base].child_refs;
   registry_.insert(record);
-  transitions_[TransitionSlot(base, manager, name)] = record;
+  CacheTransition(&transitions_[TransitionSlot(base, manager, name)], record);
   return record;
 }
 

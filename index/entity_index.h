@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -209,11 +210,11 @@ class EntityIndex {
     uint32_t prototype;
   };
   static constexpr uint32_t kPageBits = 10;
-  // NOTE: 4096 cached transitions (16 KiB) for a few hundred live prototypes' edges:
-  // with 1024 entries, about a quarter of the 327 edges of the benchmark's 75
-  // compositions shared an entry with another edge and evicted each other, so one
-  // registration in ~12 fell through to a registry probe (FindChildInRegistry + ChildId
-  // were 8 % of the benchmark's samples at N = 640k).
+  // NOTE: 4096 cached transitions (16 KiB) in 2048 sets of two, most recent first, for
+  // a few hundred live prototypes' edges. Direct-mapped with 1024 entries, edges that
+  // shared an entry evicted each other and ~1 registration in 12 fell through to a
+  // registry probe (FindChildInRegistry + ChildId: 8 % of the benchmark's samples at
+  // N = 640k); with 4096 direct-mapped entries still 1 in 26.
   static constexpr uint32_t kTransitionBits = 12;
   static constexpr uint32_t kPageSize = 1u << kPageBits;
 
@@ -284,26 +285,40 @@ class EntityIndex {
   // True if the chain from `prototype` contains `name`.
   bool ChainHas(uint32_t prototype, uint32_t name) const;
   uint32_t ChildId(uint32_t base, const ComponentManager* manager, uint32_t name) const;
-  // The transition cache entry for (base, manager, name).
+  // The first entry of the transition cache set of (base, manager, name).
   static uint32_t TransitionSlot(uint32_t base, const ComponentManager* manager,
                                  uint32_t name) {
     const uint32_t h = (base * 0x9E3779B1u) ^ name ^
                        static_cast<uint32_t>(reinterpret_cast<uintptr_t>(manager) >> 4) *
                            0x85EBCA77u;
-    return (h * 0xC2B2AE3Du) >> (32 - kTransitionBits);
+    return ((h * 0xC2B2AE3Du) >> (33 - kTransitionBits)) << 1;
+  }
+  // True if `record` is the prototype {base, manager, name}. records_[0] has a null
+  // manager, so an empty cache entry never matches.
+  bool IsChild(uint32_t record, uint32_t base, const ComponentManager* manager,
+               uint32_t name) const {
+    const Record& r = records_[record];
+    return r.manager == manager && r.base == base && r.name == name;
+  }
+  // Puts `child` first in the transition cache set `set`, demoting the first entry.
+  static void CacheTransition(uint32_t* set, uint32_t child) {
+    set[1] = set[0];
+    set[0] = child;
   }
   // The prototype {base, manager, name}, or kEmptyPrototype if it does not exist.
   // Tries the transition cache, then the registry.
   uint32_t FindChild(uint32_t base, ComponentManager* manager, uint32_t name) {
-    uint32_t& cached = transitions_[TransitionSlot(base, manager, name)];
-    // records_[0] has a null manager, so an empty entry never matches.
-    const Record& r = records_[cached];
-    if (r.manager == manager && r.base == base && r.name == name) return cached;
-    return FindChildInRegistry(base, manager, name, cached);
+    uint32_t* set = &transitions_[TransitionSlot(base, manager, name)];
+    if (IsChild(set[0], base, manager, name)) return set[0];
+    if (IsChild(set[1], base, manager, name)) {
+      std::swap(set[0], set[1]);  // most recent first
+      return set[0];
+    }
+    return FindChildInRegistry(base, manager, name, set);
   }
-  // The registry probe of FindChild; refreshes the transition cache entry `cached`.
+  // The registry probe of FindChild; caches what it finds in the transition set `set`.
   uint32_t FindChildInRegistry(uint32_t base, ComponentManager* manager, uint32_t name,
-                               uint32_t& cached);
+                               uint32_t* set);
   // Adds the prototype {base, manager, name}, which must not exist.
   uint32_t AddChild(uint32_t base, ComponentManager* manager, uint32_t name);
   uint32_t FindOrAddChild(uint32_t base, ComponentManager* manager, uint32_t name) {
@@ -325,7 +340,7 @@ class EntityIndex {
   std::vector<RecordInfo> info_;
   std::vector<uint32_t> free_records_;
   absl::flat_hash_set<uint32_t, KeyHash, KeyEq> registry_;
-  // Direct-mapped cache of recent transitions base -> child. An entry is trusted only
+  // Two-way cache of recent transitions base -> child. An entry is trusted only
   // if the record it names still is {base, manager, name}, so it never needs
   // invalidating (records are never shrunk, only reused).
   std::vector<uint32_t> transitions_;
