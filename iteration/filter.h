@@ -7,6 +7,8 @@
 //     p.x += v.x; p.y += v.y; p.z += v.z;
 //   }, pos, vel);
 //   ForEachMatch(pages, moving, [&](Entity e, Position& p, Velocity&) { ... }, pos, vel);
+//   // Optional components: a pointer, null where the entity lacks it.
+//   ForEachMatch(pages, moving, [](Position& p, Health* h) { ... }, pos, Optional(health));
 //
 // A page's filtered mask is AND(include masks) & ~OR(exclude masks) (with no include,
 // the page's occupied mask). Two walks produce the same matches in the same order
@@ -20,8 +22,9 @@
 // A page whose filtered mask is all ones takes a straight loop over its 32 elements,
 // which the compiler can vectorise; other pages take the tzcnt/blsr bit walk.
 //
-// The callback takes (Entity, T&...) or (T&...) for the listed components, which must
-// all be in the filter's include set (checked with ABSL_HARDENING_ASSERT). It may
+// The callback takes (Entity, T&..., U*...) or (T&..., U*...): a reference for each
+// listed Component<T>, which must be in the filter's include set (checked with
+// ABSL_HARDENING_ASSERT), and a pointer for each Optional(Component<U>). It may
 // modify the components it is handed, and nothing else in the store: adding, removing
 // or deleting during a walk is undefined (mask arrays may move).
 //
@@ -46,6 +49,19 @@
 #include "iteration/entity_pages.h"
 
 namespace strata {
+
+// OptionalComponent<T>: a component the callback receives as `T*`, nullptr where the
+// entity lacks it. It does not filter: list it in no include or exclude set.
+//   ForEachMatch(pages, moving, [](Position& p, const Velocity& v, Frozen* f) {...},
+//                pos, vel, Optional(frozen));
+template <typename T>
+struct OptionalComponent {
+  ComponentId id = 0;
+};
+template <typename T>
+OptionalComponent<T> Optional(Component<T> c) {
+  return {c.id};
+}
 
 // Filter: which components an entity must have (include) and must not have (exclude).
 // Put the rarest include first: the scalar walk exits on the first empty mask.
@@ -134,25 +150,54 @@ T* PageArray(const EntityPages& pages, Component<T> c, size_t page) {
   return reinterpret_cast<T*>(pages.page_data(c.id, page));
 }
 
+// Accessors: what the callback gets for each listed component at bit i of a page.
+// A required component is always present in a matching entity: a reference.
+template <typename T>
+struct RequiredAccess {
+  T* array;
+  ABSL_ATTRIBUTE_ALWAYS_INLINE T& operator()(uint32_t i) const { return array[i]; }
+};
+// An optional one is a pointer, null where the page's presence mask has no bit.
+template <typename T>
+struct OptionalAccess {
+  T* array;  // null when the page has no data for it (then mask is 0)
+  uint32_t mask;
+  ABSL_ATTRIBUTE_ALWAYS_INLINE T* operator()(uint32_t i) const {
+    return ((mask >> i) & 1u) != 0 ? array + i : nullptr;
+  }
+};
+template <typename T>
+RequiredAccess<T> Access(const EntityPages& pages, Component<T> c, size_t page) {
+  return {PageArray(pages, c, page)};
+}
+template <typename T>
+OptionalAccess<T> Access(const EntityPages& pages, OptionalComponent<T> c, size_t page) {
+  return {reinterpret_cast<T*>(pages.page_data(c.id, page)), pages.page_masks(c.id)[page]};
+}
+
 // VisitPage: calls fn for each set bit of `mask` in `page`. Full pages take a
 // straight loop so element access is unit-stride and vectorisable.
-template <typename Fn, typename... Ts>
+template <typename Fn, typename... Cs>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void VisitPage(const EntityPages& pages, size_t page,
-                                                   uint32_t mask, Fn& fn,
-                                                   Component<Ts>... components) {
-  const std::tuple<Ts*...> arrays(PageArray(pages, components, page)...);
-  constexpr bool kWantsEntity = std::is_invocable_v<Fn&, Entity, Ts&...>;
-  static_assert(kWantsEntity || std::is_invocable_v<Fn&, Ts&...>,
-                "callback must take (Entity, T&...) or (T&...)");
+                                                   uint32_t mask, Fn& fn, Cs... components) {
+  const std::tuple<decltype(Access(pages, components, page))...> access(
+      Access(pages, components, page)...);
+  constexpr bool kWantsEntity =
+      std::is_invocable_v<Fn&, Entity, decltype(Access(pages, components, page)(0))...>;
+  static_assert(
+      kWantsEntity ||
+          std::is_invocable_v<Fn&, decltype(Access(pages, components, page)(0))...>,
+      "callback must take (Entity, T&..., U*...) or (T&..., U*...): a reference per "
+      "component, a pointer per Optional(component)");
   const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
   [[maybe_unused]] const uint32_t* generations = nullptr;
   if constexpr (kWantsEntity) generations = pages.generations(page);
   auto visit = [&](uint32_t i) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if constexpr (kWantsEntity) {
-      std::apply([&](Ts*... a) { fn(Entity(base + i, generations[i]), a[i]...); },
-                 arrays);
+      std::apply([&](const auto&... a) { fn(Entity(base + i, generations[i]), a(i)...); },
+                 access);
     } else {
-      std::apply([&](Ts*... a) { fn(a[i]...); }, arrays);
+      std::apply([&](const auto&... a) { fn(a(i)...); }, access);
     }
   };
   if (mask == ~uint32_t{0}) {
@@ -165,19 +210,26 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void VisitPage(const EntityPages& pages, siz
   }
 }
 
-template <typename... Ts>
-void AssertIncluded(const Filter& filter, Component<Ts>... components) {
+// RequiredIsIncluded: a required component must be in the filter's include set; an
+// optional one is looked up, not filtered on.
+template <typename T>
+bool RequiredIsIncluded(const Filter& filter, Component<T> c) {
+  for (ComponentId id : filter.include()) {
+    if (id == c.id) return true;
+  }
+  return false;
+}
+template <typename T>
+bool RequiredIsIncluded(const Filter&, OptionalComponent<T>) {
+  return true;
+}
+
+template <typename... Cs>
+void AssertIncluded(const Filter& filter, Cs... components) {
   (void)filter;
   ((void)components, ...);
 #if !defined(NDEBUG) || ABSL_OPTION_HARDENED
-  auto included = [&](ComponentId id) {
-    for (ComponentId c : filter.include()) {
-      if (c == id) return true;
-    }
-    return false;
-  };
-  (void)included;  // unused when the pack is empty
-  (ABSL_HARDENING_ASSERT(included(components.id)), ...);
+  (ABSL_HARDENING_ASSERT(RequiredIsIncluded(filter, components)), ...);
 #endif
 }
 
@@ -186,14 +238,24 @@ void AssertIncluded(const Filter& filter, Component<Ts>... components) {
 // hardware prefetcher cannot know when matches are sparse and pages are scattered
 // over the heap.
 inline constexpr size_t kPrefetchPagesAhead = 4;
-template <typename... Ts>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchPage(const EntityPages& pages,
-                                                      size_t page, uint32_t mask,
-                                                      Component<Ts>... components) {
-  const uint32_t first = static_cast<uint32_t>(absl::countr_zero(mask));
+template <typename T>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchElement(const EntityPages& pages,
+                                                         Component<T> c, size_t page,
+                                                         uint32_t i) {
   // NOTE: __builtin_prefetch (GCC and Clang): Debian's Abseil 20220623 has no public
   // prefetch header yet (absl/base/prefetch.h arrived in 20230125).
-  (__builtin_prefetch(PageArray(pages, components, page) + first), ...);
+  __builtin_prefetch(PageArray(pages, c, page) + i);
+}
+template <typename T>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchElement(const EntityPages&,
+                                                         OptionalComponent<T>, size_t,
+                                                         uint32_t) {}  // often absent
+template <typename... Cs>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchPage(const EntityPages& pages,
+                                                      [[maybe_unused]] size_t page,
+                                                      uint32_t mask, Cs... components) {
+  [[maybe_unused]] const uint32_t first = static_cast<uint32_t>(absl::countr_zero(mask));
+  (PrefetchElement(pages, components, page, first), ...);
 }
 
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
@@ -203,9 +265,11 @@ inline constexpr size_t kFilterChunkPages = 1024;
 // the caller so that state the callback captures by reference (sums, counters) can
 // live in registers; out of line, GCC keeps it in memory and every match pays a
 // read-modify-write chain (measured 2x slower on full pages).
-template <typename Fn, typename... Ts>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& pages, const MaskRows& rows, size_t begin,
-                         size_t end, Fn& fn, Component<Ts>... components) {
+template <typename Fn, typename... Cs>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& pages,
+                                                             const MaskRows& rows,
+                                                             size_t begin, size_t end,
+                                                             Fn& fn, Cs... components) {
   uint32_t out_pages[kFilterChunkPages + kFilterOutputSlack];
   uint32_t out_masks[kFilterChunkPages + kFilterOutputSlack];
   for (size_t chunk = begin; chunk < end; chunk += kFilterChunkPages) {
@@ -227,9 +291,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& 
 // ForEachMatch: calls fn for every entity of `pages` matching `filter`, in page
 // order, using the SIMD kernel. O(pages * rows / lanes + matches). No allocation for
 // filters of up to 8 includes and 8 excludes.
-template <typename Fn, typename... Ts>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& fn,
-                  Component<Ts>... components) {
+template <typename Fn, typename... Cs>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages,
+                                                      const Filter& filter, Fn&& fn,
+                                                      Cs... components) {
   iteration_internal::AssertIncluded(filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
@@ -239,9 +304,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages, 
 
 // ForEachMatchScalar: the same walk with the scalar per-page filter (scheme 2 as the
 // article writes it). O(pages * rows + matches), early exits per page.
-template <typename Fn, typename... Ts>
+template <typename Fn, typename... Cs>
 void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
-                        Component<Ts>... components) {
+                        Cs... components) {
   iteration_internal::AssertIncluded(filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
@@ -258,10 +323,10 @@ void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
 // (clamped to page_capacity()), for callers that split the walk over their own job
 // system. Calls on disjoint page ranges touch disjoint entities, so they may run
 // concurrently (see iteration/parallel_query.h for why that is race-free).
-template <typename Fn, typename... Ts>
+template <typename Fn, typename... Cs>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInPageRange(
     const EntityPages& pages, const Filter& filter, size_t begin_page, size_t end_page,
-    Fn&& fn, Component<Ts>... components) {
+    Fn&& fn, Cs... components) {
   iteration_internal::AssertIncluded(filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);

@@ -63,6 +63,78 @@ TEST(Filter, DocumentationExample) {
   EXPECT_EQ(seen, expected);  // handles with generations, in index order
 }
 
+// Optional components: every walk hands a pointer exactly where the entity has the
+// component (the same one TryGet returns) and null elsewhere, including on pages where
+// no entity has it (no data page) and for tags.
+TEST(Filter, OptionalComponentsArePointersWherePresent) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages.RegisterComponent<Position>("Position"));
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Velocity> vel,
+                              pages.RegisterComponent<Velocity>("Velocity"));
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Frozen> frozen,
+                              pages.RegisterComponent<Frozen>("Frozen"));
+  std::vector<Entity> entities(32 * 40);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  testing::Random rng(77);
+  for (size_t i = 0; i < entities.size(); ++i) {
+    const Entity e = entities[i];
+    ASSERT_THAT(pages.Add(e, pos, Position{static_cast<float>(i), 0, 0}), IsOk());
+    // Pages 10-19 have no Velocity at all, page 20 all of it, the rest a random third.
+    const size_t page = i / 32;
+    bool velocity = rng.Bernoulli(1.0 / 3);
+    if (page >= 10 && page < 20) velocity = false;
+    if (page == 20) velocity = true;
+    if (velocity) {
+      ASSERT_THAT(pages.Add(e, vel, Velocity{static_cast<float>(i), 1, 1}), IsOk());
+    }
+    if (rng.Bernoulli(0.5)) {
+      ASSERT_THAT(pages.Add(e, frozen, Frozen{}), IsOk());
+    }
+  }
+  Filter all_positions;
+  all_positions.Include(pos);
+  auto check = [&](Entity e, Position& p, Velocity* v, Frozen* f) {
+    EXPECT_EQ(v, pages.TryGet(e, vel)) << e;
+    EXPECT_EQ(f != nullptr, pages.Has(e, frozen.id)) << e;
+    if (v != nullptr) {
+      EXPECT_EQ(v->x, p.x) << e;
+    }
+  };
+  size_t visited = 0, with_velocity = 0;
+  ForEachMatch(
+      pages, all_positions,
+      [&](Entity e, Position& p, Velocity* v, Frozen* f) {
+        check(e, p, v, f);
+        ++visited;
+        with_velocity += v != nullptr;
+      },
+      pos, Optional(vel), Optional(frozen));
+  EXPECT_EQ(visited, entities.size());
+  size_t expected_with_velocity = 0;
+  for (Entity e : entities) expected_with_velocity += pages.Has(e, vel.id);
+  EXPECT_EQ(with_velocity, expected_with_velocity);
+  EXPECT_GE(with_velocity, 32u);  // page 20 at least
+
+  size_t scalar_visited = 0;
+  ForEachMatchScalar(
+      pages, all_positions,
+      [&](Entity e, Position& p, Velocity* v, Frozen* f) {
+        check(e, p, v, f);
+        ++scalar_visited;
+      },
+      pos, Optional(vel), Optional(frozen));
+  EXPECT_EQ(scalar_visited, entities.size());
+
+  // Optional components without the entity argument, in a page range.
+  size_t ranged = 0;
+  ForEachMatchInPageRange(
+      pages, all_positions, 10, 21,
+      [&](Position&, Velocity* v) { ranged += v != nullptr; }, pos, Optional(vel));
+  EXPECT_EQ(ranged, 32u);  // pages 10-19 have none, page 20 all
+}
+
 TEST(Filter, ValidateRejectsUnknownComponents) {
   EntityManager manager;
   EntityPages pages(manager);

@@ -33,9 +33,9 @@ inline constexpr size_t kParallelGrainPages = 256;
 // ParallelForEachMatch: see above. O(pages * rows / lanes + matches) work split over
 // TBB's worker threads; `fn` is copied into no task (taken by reference) and must be
 // safe to call concurrently for different entities.
-template <typename Fn, typename... Ts>
+template <typename Fn, typename... Cs>
 void ParallelForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& fn,
-                          Component<Ts>... components) {
+                          Cs... components) {
   iteration_internal::AssertIncluded(filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
