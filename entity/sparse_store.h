@@ -259,7 +259,15 @@ class SparseStore {
   // slots ahead. Why: a pass streams the entities through L1, which evicts the list's
   // own lines, and every entity load depends on its index load; a list line that
   // arrives late stalls the next 16 entity loads, a gap the contiguous store (whose
-  // addresses need no load) never has. Measured on storage_benchmark Full/Slim, see
+  // addresses need no load) never has. Inside a block the loop is unrolled only
+  // kWalkUnroll times. Fully unrolled (16 entity loads, each its own instruction), the
+  // HalfFullWorstCase/Slim walk (every other slot) ran 1.21-1.32x of Contiguous in an
+  // interleaved scratch benchmark; unrolled by 2 it ran 1.15-1.18x, and Full/Slim
+  // 0.91-0.92x instead of 0.95x. A plausible cause, unconfirmed without performance
+  // counters on our VM: each load instruction then advances 512 bytes per iteration
+  // instead of 4 KiB, within the reach of the L1 prefetcher that follows one
+  // instruction's constant stride (2 KiB on recent Intel cores). Measured on
+  // storage_benchmark Full/Slim and HalfFullWorstCase/Slim, see
   // README.md. `list` and `n` are passed in as values, so visit's writes (through a
   // uint32_t&, say) cannot force reloads of list_ or list_size_.
   template <typename V>
@@ -269,15 +277,20 @@ class SparseStore {
     for (; n - k >= kWalkBlock; k += kWalkBlock) {
       // Never past the end: the address is computed only while it is in the list.
       if (n - k > kWalkPrefetch) __builtin_prefetch(list + k + kWalkPrefetch);
-#pragma GCC unroll 16
-      for (uint32_t j = 0; j < kWalkBlock; ++j) visit(list[k + j]);
+      const uint32_t* const block = list + k;
+#pragma GCC unroll kWalkUnroll
+      for (uint32_t j = 0; j < kWalkBlock; ++j) visit(block[j]);
     }
     for (; k < n; ++k) visit(list[k]);
   }
   // NOTE: 16 uint32_t slots = one 64-byte line of the list per block; 128 slots =
   // eight lines ahead (the distance that measured best, 64 and 256 did worse).
+  // kWalkUnroll: 2 measured best; 1, 4, 8 and 16 were slower on Full/Slim or
+  // HalfFullWorstCase/Slim.
   static constexpr uint32_t kWalkBlock = 16;
   static constexpr uint32_t kWalkPrefetch = 128;
+  static constexpr uint32_t kWalkUnroll = 2;
+  static_assert(kWalkBlock % kWalkUnroll == 0);
 
   void PushToList(uint32_t slot) {
     list_pos_[slot] = list_size_;
