@@ -263,7 +263,7 @@ class SparseStore {
   // kWalkUnroll times. Fully unrolled (16 entity loads, each its own instruction), the
   // HalfFullWorstCase/Slim walk (every other slot) ran 1.21-1.32x of Contiguous in an
   // interleaved scratch benchmark; unrolled by 2 it ran 1.15-1.18x, and Full/Slim
-  // 0.91-0.92x instead of 0.95x. A plausible cause, unconfirmed without performance
+  // 0.91-0.94x instead of 0.95-0.97x. A plausible cause, unconfirmed without performance
   // counters on our VM: each load instruction then advances 512 bytes per iteration
   // instead of 4 KiB, within the reach of the L1 prefetcher that follows one
   // instruction's constant stride (2 KiB on recent Intel cores). Measured on
