@@ -21,9 +21,26 @@ HWY_BEFORE_NAMESPACE();
 namespace strata {
 namespace HWY_NAMESPACE {
 
+// StoreMatrixRows: stores `v` (rows of a matrix) at `out`, with a non-temporal store
+// when kStream (`out` must then be aligned to the vector size; TransformComponent's
+// matrix columns are 64-byte aligned, so on AVX-512 one store writes one whole cache
+// line without reading it first). Non-temporal stores need a fence before another
+// thread may read them: see transform/internal/transform_kernels.cc.
+template <bool kStream, class D, class V>
+HWY_INLINE void StoreMatrixRows(V v, D d, float* out) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  if constexpr (kStream) {
+    hn::Stream(v, d, out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
 // Multiply4x4: out = a * b. `out` may alias `a` or `b`: all of b is loaded before the
-// first store, and each store covers only rows of a already read.
-HWY_INLINE void Multiply4x4(const float* a, const float* b, float* out) {
+// first store, and each store covers only rows of a already read. Multiply4x4To<true>
+// stores with non-temporal stores (same arithmetic, so bit-identical results).
+template <bool kStream>
+HWY_INLINE void Multiply4x4To(const float* a, const float* b, float* out) {
 #if HWY_TARGET == HWY_SCALAR
   float r[16];
   for (int row = 0; row < 4; ++row) {
@@ -47,21 +64,33 @@ HWY_INLINE void Multiply4x4(const float* a, const float* b, float* out) {
     acc = hn::MulAdd(hn::Broadcast<1>(va), b1, acc);
     acc = hn::MulAdd(hn::Broadcast<2>(va), b2, acc);
     acc = hn::MulAdd(hn::Broadcast<3>(va), b3, acc);
-    hn::StoreU(acc, d, out + row);
+    StoreMatrixRows<kStream>(acc, d, out + row);
   }
 #endif
 }
 
+HWY_INLINE void Multiply4x4(const float* a, const float* b, float* out) {
+  Multiply4x4To<false>(a, b, out);
+}
+
 // Copy4x4: out = a, with full-width vectors (a root's world matrix is its local).
-HWY_INLINE void Copy4x4(const float* HWY_RESTRICT a, float* HWY_RESTRICT out) {
+// Copy4x4To<true> stores with non-temporal stores. `out` may equal `a`.
+template <bool kStream>
+HWY_INLINE void Copy4x4To(const float* a, float* out) {
 #if HWY_TARGET == HWY_SCALAR
   for (int i = 0; i < 16; ++i) out[i] = a[i];
 #else
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::CappedTag<float, 16> d;
   const size_t lanes = hn::Lanes(d);
-  for (size_t i = 0; i < 16; i += lanes) hn::StoreU(hn::LoadU(d, a + i), d, out + i);
+  for (size_t i = 0; i < 16; i += lanes) {
+    StoreMatrixRows<kStream>(hn::LoadU(d, a + i), d, out + i);
+  }
 #endif
+}
+
+HWY_INLINE void Copy4x4(const float* HWY_RESTRICT a, float* HWY_RESTRICT out) {
+  Copy4x4To<false>(a, out);
 }
 
 }  // namespace HWY_NAMESPACE

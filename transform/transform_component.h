@@ -38,7 +38,9 @@
 // a bug those checks cannot always catch.
 //
 // Thread-safety: none; one component belongs to one thread at a time. Const member
-// functions may run concurrently with each other.
+// functions may run concurrently with each other. Internally, large SetLocalBatch and
+// UpdateWorld calls use oneTBB worker threads (Options::parallel_min_nodes) and return
+// only when they are done.
 #ifndef STRATA_TRANSFORM_TRANSFORM_COMPONENT_H_
 #define STRATA_TRANSFORM_TRANSFORM_COMPONENT_H_
 
@@ -74,6 +76,18 @@ class TransformComponent {
     // for this many UpdateWorld() calls (and whose parent is clean) leaves the dirty
     // range. Small values swap more, large values recompute idle nodes longer.
     uint32_t idle_updates_before_clean = 5;
+    // Large updates (see README "Benchmark"): SetLocalBatch in immediate mode and
+    // UpdateWorld in deferred mode.
+    // parallel_min_nodes: an update with at least this many independent subtree roots
+    // (SetLocalBatch) or dirty nodes (UpdateWorld) is split across oneTBB's worker
+    // threads, by whole subtrees; smaller ones run on the calling thread. Same results.
+    size_t parallel_min_nodes = size_t{1} << 14;
+    // stream_min_nodes: an update known to write at least this many nodes (SetLocalBatch:
+    // the distinct nodes set; UpdateWorld: the dirty nodes) writes the set locals and
+    // the worlds of nodes without children with non-temporal stores: they bypass the
+    // caches, so the update moves fewer bytes, but the renderer then reads those worlds
+    // from memory. Smaller updates keep them in cache. Same results.
+    size_t stream_min_nodes = size_t{1} << 16;
   };
 
   // Instance: a handle to one transform in this component. Invalid by default.
@@ -251,6 +265,19 @@ class TransformComponent {
   uint32_t MarkDirty(uint32_t pos);
   // Deferred: puts the dirty range in preorder (parents before children).
   void OrderDirtyRange();
+  // Deferred, large updates: scans the dirty range backwards; tells whether every
+  // parent in it sits before its children, and (when it does) fills scratch_splits_
+  // with about `chunks` + 1 ascending positions from first_dirty_ to size_ such that no
+  // node has its parent in another chunk.
+  struct DirtyRangeScan {
+    bool ordered;            // every parent before its children
+    uint32_t largest_chunk;  // nodes in the largest chunk found
+  };
+  DirtyRangeScan ScanDirtyRange(size_t chunks);
+  // Immediate: runs SetAndUpdateSubtrees, split across threads when num_roots reaches
+  // options_.parallel_min_nodes.
+  void SetAndUpdate(const uint32_t* positions, const Matrix4x4* locals, const uint32_t* roots,
+                    size_t num_roots, bool stream);
   void DestroyAt(uint32_t pos);
   void OnEntitiesDestroyed(absl::Span<const Entity> entities);
 
@@ -260,6 +287,9 @@ class TransformComponent {
   uint32_t first_dirty_ = 0;  // == size_ in immediate mode
   uint32_t id_limit_ = 0;   // ids ever issued: [0, id_limit_)
   uint32_t free_id_head_ = kNone;
+  // Deferred: the dirty range is in preorder with contiguous subtrees (set by
+  // OrderDirtyRange, cleared by any Swap, Attach or Detach).
+  bool dirty_range_preordered_ = false;
 
   // The single SoA block and its columns (per position unless noted).
   struct FreeBuffer {
@@ -284,6 +314,7 @@ class TransformComponent {
   std::vector<uint32_t> scratch_positions_;
   std::vector<uint32_t> scratch_roots_;
   std::vector<uint32_t> scratch_path_;
+  std::vector<uint32_t> scratch_splits_;
 
   EntityManager* manager_ = nullptr;
   EntityManager::ListenerId listener_id_ = 0;

@@ -7,6 +7,9 @@
 #define HWY_TARGET_INCLUDE "transform/internal/transform_kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#if HWY_ARCH_X86
+#include <immintrin.h>  // _mm_sfence
+#endif
 #include "transform/matrix-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -14,24 +17,43 @@ namespace strata {
 namespace transform_internal {
 namespace HWY_NAMESPACE {
 
-using ::strata::HWY_NAMESPACE::Copy4x4;
-using ::strata::HWY_NAMESPACE::Multiply4x4;
+using ::strata::HWY_NAMESPACE::Copy4x4To;
+using ::strata::HWY_NAMESPACE::Multiply4x4To;
 
-HWY_INLINE void ComputeWorld(const HierarchyView& v, uint32_t i) {
+// NOTE (streaming): with kStream, the world matrices of nodes without children, and the
+// locals a batch sets, are written with non-temporal stores: nothing reads them back in
+// this update (a leaf's world is no one's parent world; a set local is read from the
+// caller's array, not from the column), and the update is large enough that they would
+// leave the caches before anyone else reads them. A parent's world stays an ordinary
+// store: its children read it right after. The arithmetic is the same either way.
+
+// world[i] = local * world[parent[i]] (local for a root), `local` being local[i] or the
+// matrix about to be stored there.
+template <bool kStream>
+HWY_INLINE void ComputeWorldFrom(const HierarchyView& v, uint32_t i, const float* local,
+                                 bool leaf) {
   const uint32_t p = v.parent[i];
-  if (p == kNone) {
-    Copy4x4(v.local[i].m, v.world[i].m);
+  float* out = v.world[i].m;
+  if (kStream && leaf) {
+    if (p == kNone) {
+      Copy4x4To<true>(local, out);
+    } else {
+      Multiply4x4To<true>(local, v.world[p].m, out);
+    }
+  } else if (p == kNone) {
+    Copy4x4To<false>(local, out);
   } else {
-    Multiply4x4(v.local[i].m, v.world[p].m, v.world[i].m);
+    Multiply4x4To<false>(local, v.world[p].m, out);
   }
 }
 
 // Preorder walk below `root` (root itself already computed).
+template <bool kStream>
 HWY_INLINE void UpdateDescendants(const HierarchyView& v, uint32_t root) {
   uint32_t x = v.first_child[root];
   while (x != kNone) {
-    ComputeWorld(v, x);
     const uint32_t child = v.first_child[x];
+    ComputeWorldFrom<kStream>(v, x, v.local[x].m, child == kNone);
     if (child != kNone) {
       x = child;
       continue;
@@ -45,27 +67,75 @@ HWY_INLINE void UpdateDescendants(const HierarchyView& v, uint32_t root) {
   }
 }
 
-void SetAndUpdateSubtreesT(const HierarchyView& v, const uint32_t* positions,
-                           const Matrix4x4* locals, const uint32_t* roots, size_t num_roots) {
+// Orders this thread's non-temporal stores before whatever it does next (such as
+// signalling TBB that its task is done), so a thread that synchronises with it sees them.
+HWY_INLINE void FenceStreams() {
+#if HWY_ARCH_X86
+  _mm_sfence();
+#endif
+}
+
+// NOTE: the kernels copy the view into locals: the stores through float* (intrinsics
+// may alias anything) would otherwise make the compiler reload every column pointer
+// after each store.
+template <bool kStream>
+void SetAndUpdate(const HierarchyView& view, const uint32_t* positions,
+                  const Matrix4x4* locals, const uint32_t* roots, size_t num_roots) {
+  const HierarchyView v = view;
   for (size_t k = 0; k < num_roots; ++k) {
     const uint32_t source = roots != nullptr ? roots[k] : static_cast<uint32_t>(k);
     const uint32_t p = positions[source];
-    Copy4x4(locals[source].m, v.local[p].m);
-    ComputeWorld(v, p);
-    if (v.first_child[p] != kNone) UpdateDescendants(v, p);
+    const bool leaf = v.first_child[p] == kNone;
+    if constexpr (kStream) {
+      // A stack copy (the caller's matrix may alias a column), then both stores from
+      // it: the column's local, streamed, must not be read back.
+      alignas(64) float local[16];
+      Copy4x4To<false>(locals[source].m, local);
+      Copy4x4To<true>(local, v.local[p].m);
+      ComputeWorldFrom<true>(v, p, local, leaf);
+    } else {
+      Copy4x4To<false>(locals[source].m, v.local[p].m);
+      ComputeWorldFrom<false>(v, p, v.local[p].m, leaf);
+    }
+    if (!leaf) UpdateDescendants<kStream>(v, p);
+  }
+  if (kStream) FenceStreams();
+}
+
+void SetAndUpdateSubtreesT(const HierarchyView& v, const uint32_t* positions,
+                           const Matrix4x4* locals, const uint32_t* roots, size_t num_roots,
+                           bool stream) {
+  if (stream) {
+    SetAndUpdate<true>(v, positions, locals, roots, num_roots);
+  } else {
+    SetAndUpdate<false>(v, positions, locals, roots, num_roots);
   }
 }
 
-void UpdateSubtreesT(const HierarchyView& v, const uint32_t* roots, size_t num_roots) {
+void UpdateSubtreesT(const HierarchyView& view, const uint32_t* roots, size_t num_roots) {
+  const HierarchyView v = view;
   for (size_t k = 0; k < num_roots; ++k) {
     const uint32_t p = roots[k];
-    ComputeWorld(v, p);
-    if (v.first_child[p] != kNone) UpdateDescendants(v, p);
+    ComputeWorldFrom<false>(v, p, v.local[p].m, false);
+    if (v.first_child[p] != kNone) UpdateDescendants<false>(v, p);
   }
 }
 
-void UpdateRangeT(const HierarchyView& v, uint32_t begin, uint32_t end) {
-  for (uint32_t i = begin; i < end; ++i) ComputeWorld(v, i);
+template <bool kStream>
+void UpdateRangeImpl(const HierarchyView& view, uint32_t begin, uint32_t end) {
+  const HierarchyView v = view;
+  for (uint32_t i = begin; i < end; ++i) {
+    ComputeWorldFrom<kStream>(v, i, v.local[i].m, kStream && v.first_child[i] == kNone);
+  }
+  if (kStream) FenceStreams();
+}
+
+void UpdateRangeT(const HierarchyView& v, uint32_t begin, uint32_t end, bool stream) {
+  if (stream) {
+    UpdateRangeImpl<true>(v, begin, end);
+  } else {
+    UpdateRangeImpl<false>(v, begin, end);
+  }
 }
 
 }  // namespace HWY_NAMESPACE
@@ -81,16 +151,18 @@ HWY_EXPORT(UpdateSubtreesT);
 HWY_EXPORT(UpdateRangeT);
 
 void SetAndUpdateSubtrees(const HierarchyView& view, const uint32_t* positions,
-                          const Matrix4x4* locals, const uint32_t* roots, size_t num_roots) {
-  HWY_DYNAMIC_DISPATCH(SetAndUpdateSubtreesT)(view, positions, locals, roots, num_roots);
+                          const Matrix4x4* locals, const uint32_t* roots, size_t num_roots,
+                          bool stream) {
+  HWY_DYNAMIC_DISPATCH(SetAndUpdateSubtreesT)(view, positions, locals, roots, num_roots,
+                                              stream);
 }
 
 void UpdateSubtrees(const HierarchyView& view, const uint32_t* roots, size_t num_roots) {
   HWY_DYNAMIC_DISPATCH(UpdateSubtreesT)(view, roots, num_roots);
 }
 
-void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end) {
-  HWY_DYNAMIC_DISPATCH(UpdateRangeT)(view, begin, end);
+void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end, bool stream) {
+  HWY_DYNAMIC_DISPATCH(UpdateRangeT)(view, begin, end, stream);
 }
 
 }  // namespace strata::transform_internal

@@ -32,16 +32,25 @@ struct HierarchyView {
 // no stack: the walk follows first_child / next_sibling / parent links.
 // Requires: no root is a descendant of another root (each node is computed once) and
 // the parents of the roots are up to date. O(sum of subtree sizes).
+// stream: write the set locals and the worlds of nodes without children with
+// non-temporal stores (for updates too large to stay in cache; see
+// TransformComponent::Options::stream_min_nodes), then fence them (sfence), so a
+// thread that synchronises with this one afterwards sees them. Same results.
+// Calls on disjoint sets of subtrees may run concurrently (each writes only the nodes
+// of its own subtrees and reads their ancestors, which no call writes).
 void SetAndUpdateSubtrees(const HierarchyView& view, const uint32_t* positions,
-                          const Matrix4x4* locals, const uint32_t* roots, size_t num_roots);
+                          const Matrix4x4* locals, const uint32_t* roots, size_t num_roots,
+                          bool stream);
 
 // UpdateSubtrees: as SetAndUpdateSubtrees without setting locals; roots are positions.
 void UpdateSubtrees(const HierarchyView& view, const uint32_t* roots, size_t num_roots);
 
 // UpdateRange: for i in [begin, end), in increasing order, world[i] = local[i] *
 // world[parent[i]] (local[i] for a root). Requires every parent in the range to sit
-// before its children. O(end - begin).
-void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end);
+// before its children. O(end - begin). stream: as for SetAndUpdateSubtrees, for the
+// worlds of nodes without children. Calls on ranges with no parent of one range's node
+// in another range may run concurrently.
+void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end, bool stream);
 
 }  // namespace strata::transform_internal
 
