@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <thread>  // ParallelFor under TSan
 #include <type_traits>
 #include <utility>
 
@@ -105,6 +106,61 @@ struct BatchScan {
     return both;
   }
 };
+
+// ParallelFor: fn(begin, end) over disjoint ranges covering [0, n), each at least
+// `grain` long (but the last), on several threads; returns when all are done.
+// ParallelReduce: the same, fn(begin, end, acc) -> acc, combined left to right with
+// Then (associative, not commutative). Normally oneTBB's parallel_for/parallel_reduce.
+// NOTE (TSan): Debian's libtbb is not TSan-instrumented, so TSan cannot see the
+// synchronisation inside TBB's task pool and flags TBB's own fields (as in iteration/,
+// see iteration/README.md). Under TSan the same kind of disjoint ranges run on
+// std::threads, which TSan does see, so it checks this file's access pattern: which
+// ranges each thread reads and writes.
+#if defined(__SANITIZE_THREAD__)
+constexpr size_t kTsanThreads = 4;
+
+template <typename Fn>
+void ParallelFor(size_t n, size_t grain, const Fn& fn) {
+  const size_t threads = std::clamp<size_t>(n / std::max<size_t>(grain, 1), 1, kTsanThreads);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) {
+    pool.emplace_back([&fn, n, t, threads] { fn(n * t / threads, n * (t + 1) / threads); });
+  }
+  fn(0, n / threads);
+  for (std::thread& thread : pool) thread.join();
+}
+
+template <typename Fn>
+BatchScan ParallelReduce(size_t n, size_t grain, const Fn& fn) {
+  const size_t threads = std::clamp<size_t>(n / std::max<size_t>(grain, 1), 1, kTsanThreads);
+  std::vector<BatchScan> parts(threads);
+  ParallelFor(threads, 1, [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      parts[t] = fn(n * t / threads, n * (t + 1) / threads, BatchScan());
+    }
+  });
+  BatchScan all;
+  for (const BatchScan& part : parts) all = all.Then(part);
+  return all;
+}
+#else
+template <typename Fn>
+void ParallelFor(size_t n, size_t grain, const Fn& fn) {
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, std::max<size_t>(grain, 1)),
+                    [&fn](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
+}
+
+template <typename Fn>
+BatchScan ParallelReduce(size_t n, size_t grain, const Fn& fn) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, n, std::max<size_t>(grain, 1)), BatchScan(),
+      [&fn](const tbb::blocked_range<size_t>& r, const BatchScan& acc) {
+        return fn(r.begin(), r.end(), acc);
+      },
+      // parallel_reduce keeps left-to-right order (it needs associativity only).
+      [](const BatchScan& left, const BatchScan& right) { return left.Then(right); });
+}
+#endif
 
 }  // namespace
 
@@ -554,13 +610,7 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instan
     // scratch_positions_ (sized above, never resized inside).
     const size_t grain =
         std::max<size_t>(1, options_.parallel_min_nodes / kParallelGrainDivisor);
-    return tbb::parallel_reduce(
-        tbb::blocked_range<size_t>(0, n, grain), BatchScan(),
-        [&](const tbb::blocked_range<size_t>& r, BatchScan acc) {
-          return scan_range(r.begin(), r.end(), acc);
-        },
-        // parallel_reduce keeps left-to-right order (it needs associativity only).
-        [](const BatchScan& left, const BatchScan& right) { return left.Then(right); });
+    return ParallelReduce(n, grain, scan_range);
   }();
   if (scan.first_invalid != SIZE_MAX) return not_found(scan.first_invalid);
   const bool any_parented = scan.parented;
@@ -613,17 +663,15 @@ void TransformComponent::SetAndUpdate(const uint32_t* positions, const Matrix4x4
   // preorder) or ancestors of its roots, which no task writes. parallel_for returns
   // after every task (a happens-before edge), and each task fenced its streamed stores.
   const size_t grain = std::max<size_t>(1, options_.parallel_min_nodes / kParallelGrainDivisor);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_roots, grain),
-                    [&](const tbb::blocked_range<size_t>& r) {
-                      if (roots == nullptr) {
-                        transform_internal::SetAndUpdateSubtrees(
-                            view, positions + r.begin(), locals + r.begin(), nullptr,
-                            r.size(), stream);
-                      } else {
-                        transform_internal::SetAndUpdateSubtrees(
-                            view, positions, locals, roots + r.begin(), r.size(), stream);
-                      }
-                    });
+  ParallelFor(num_roots, grain, [&](size_t begin, size_t end) {
+    if (roots == nullptr) {
+      transform_internal::SetAndUpdateSubtrees(view, positions + begin, locals + begin,
+                                               nullptr, end - begin, stream);
+    } else {
+      transform_internal::SetAndUpdateSubtrees(view, positions, locals, roots + begin,
+                                               end - begin, stream);
+    }
+  });
 }
 
 // ---- Destruction ---------------------------------------------------------------------
@@ -742,13 +790,11 @@ void TransformComponent::UpdateWorld() {
     // writes. parallel_for returns after every task; each task fenced its streamed
     // stores.
     const std::vector<uint32_t>& splits = scratch_splits_;
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, splits.size() - 1, 1),
-                      [&](const tbb::blocked_range<size_t>& r) {
-                        for (size_t c = r.begin(); c < r.end(); ++c) {
-                          transform_internal::UpdateRange(view, splits[c], splits[c + 1],
-                                                          stream);
-                        }
-                      });
+    ParallelFor(splits.size() - 1, 1, [&](size_t begin, size_t end) {
+      for (size_t c = begin; c < end; ++c) {
+        transform_internal::UpdateRange(view, splits[c], splits[c + 1], stream);
+      }
+    });
     return;
   }
   // Pass 2: parents before children. Usually already true (a scan of the parent
