@@ -51,9 +51,10 @@ HWY_INLINE void ComputeWorldFrom(const HierarchyView& v, uint32_t i, const float
 // NOTE (prefetch): the walks load one node after the other (the next position comes
 // from a link just loaded), so out-of-order execution keeps only a few locals in flight
 // and a large update waits on memory latency, not bandwidth. Positions mostly increase
-// along a walk (families are contiguous), so the local kPrefetchAhead positions ahead
-// is prefetched. The address stays inside the SoA block: the local column is followed
-// by the world column, at least as long; a prefetch never faults.
+// along a walk (families are contiguous), so large updates (kStream) prefetch the local
+// kPrefetchAhead positions ahead. The address stays inside the SoA block (the local
+// column is followed by the world column and the others: at least 17 slots each, over
+// 3 KB in all), and a prefetch never faults anyway.
 constexpr uint32_t kPrefetchAhead = 24;
 
 HWY_INLINE void PrefetchLocal(const HierarchyView& v, uint32_t x) {
