@@ -249,60 +249,83 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
   if (archetype.empty() || entities.empty()) return absl::OkStatus();
   const uint16_t num_components = static_cast<uint16_t>(archetype.entries_.size());
 
-  // One pass over the batch, a page at a time: the entities of a run that share a
-  // page are validated and claimed, then each component's mask word is set once and
-  // its values are written while the page's lines are in cache. (Three whole-batch
-  // passes, claim then one per component, measured 12-16 ns per entity at 1M: each
-  // pass streamed the batch's pages from L3 again.) A failure undoes the entities
-  // already claimed, so the call stays all or nothing.
-  auto rollback = [&](size_t claimed) {
-    for (size_t j = 0; j < claimed; ++j) {
-      const uint32_t page = entities[j].index() >> kEntityPageShift;
-      const uint32_t bit = entities[j].index() & (kEntityPageSize - 1);
-      for (const Archetype::Entry& entry : archetype.entries_) {
-        types_[entry.id].masks[page] &= ~(uint32_t{1} << bit);
-      }
-      occupied_[page] &= ~(uint32_t{1} << bit);
-      entity_pages_[page]->count[bit] = 0;
-      MarkDirty(page);  // lets ReleaseEmptyPages free pages claimed for nothing
+  // The batch as runs of entities that share a page (a batch of consecutive indices
+  // has runs of 32), found once: the passes below walk runs, not entities.
+  struct Run {
+    uint32_t page;
+    size_t begin, end;  // entities[begin, end)
+  };
+  std::vector<Run> runs;
+  runs.reserve(entities.size() / kEntityPageSize + 1);
+  for (size_t i = 0; i < entities.size();) {
+    const uint32_t page = entities[i].index() >> kEntityPageShift;
+    size_t end = i + 1;
+    while (end < entities.size() && (entities[end].index() >> kEntityPageShift) == page) {
+      ++end;
+    }
+    runs.push_back({page, i, end});
+    i = end;
+  }
+  auto for_each_run = [&](auto&& visit) {
+    for (const Run& run : runs) {
+      if (!visit(run.page, run.begin, run.end)) return;
     }
   };
-  size_t i = 0;
-  while (i < entities.size()) {
-    const uint32_t page = entities[i].index() >> kEntityPageShift;
-    size_t run_end = i + 1;
-    while (run_end < entities.size() &&
-           (entities[run_end].index() >> kEntityPageShift) == page) {
-      ++run_end;
-    }
-    // Claim the run.
-    EntityPage* entity_page = nullptr;
+  // Allocate first, one kind of page at a time, so that each component's pages of the
+  // batch are allocated one after the other and sit together in memory. (Allocating
+  // a page's Position, Velocity and entity pages together interleaves them, and a later
+  // full walk of Position + Velocity ran about 1.4x slower at 1M entities.)
+  // Pages past the manager's last slot hold no live entity: a bad handle there must
+  // not grow the tables; the claim pass rejects it.
+  const size_t page_limit =
+      (manager_->slots_used() + kEntityPageSize - 1) >> kEntityPageShift;
+  for_each_run([&](uint32_t page, size_t, size_t) {
+    if (page < page_limit) EnsureEntityPage(page);  // may grow the tables
+    return true;
+  });
+  for (const Archetype::Entry& entry : archetype.entries_) {
+    ComponentType& type = types_[entry.id];
+    for_each_run([&](uint32_t page, size_t, size_t) {
+      if (page < page_limit) EnsureDataPage(type, page);
+      return true;
+    });
+  }
+  // Then one pass over the batch, a run at a time: its entities are validated and
+  // claimed, then each component's mask word is set once and its values are written
+  // while the page's lines are in cache. (Three whole-batch passes, claim then one per
+  // component, measured 12-16 ns per entity at 1M: each pass streamed the batch's pages
+  // from L3 again.) A failure undoes the entities already claimed and marks every page
+  // of the batch dirty, so the call stays all or nothing and ReleaseEmptyPages frees
+  // what was allocated for nothing.
+  absl::Status error;
+  size_t failed_at = 0;
+  for_each_run([&](uint32_t page, size_t begin, size_t end) {
+    EntityPage* entity_page = nullptr;  // loaded once an entity proves the page valid
     uint32_t run_flags = 0;
-    for (size_t k = i; k < run_end; ++k) {
+    for (size_t k = begin; k < end; ++k) {
       const Entity e = entities[k];
-      if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
-        rollback(k);
-        return absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
-      }
-      if (entity_page == nullptr) entity_page = EnsureEntityPage(page);  // may grow
       const uint32_t bit = e.index() & (kEntityPageSize - 1);
       const uint32_t flag = uint32_t{1} << bit;
-      if (ABSL_PREDICT_FALSE((occupied_[page] & flag) != 0)) {
-        rollback(k);
-        MarkDirty(page);
-        return absl::AlreadyExistsError(absl::StrCat(
+      if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
+        error = absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
+      } else if (ABSL_PREDICT_FALSE((occupied_[page] & flag) != 0)) {
+        error = absl::AlreadyExistsError(absl::StrCat(
             e.DebugString(), " already has components or appears twice in the batch"));
       }
+      if (ABSL_PREDICT_FALSE(!error.ok())) {
+        failed_at = k;
+        return false;
+      }
+      if (entity_page == nullptr) entity_page = entity_pages_[page];
       occupied_[page] |= flag;
       entity_page->generation[bit] = e.generation();
       entity_page->count[bit] = num_components;
       run_flags |= flag;
     }
-    // Write the run, one component at a time.
-    const absl::Span<const Entity> run = entities.subspan(i, run_end - i);
+    const absl::Span<const Entity> run = entities.subspan(begin, end - begin);
     for (const Archetype::Entry& entry : archetype.entries_) {
       ComponentType& type = types_[entry.id];
-      std::byte* data = EnsureDataPage(type, page);
+      std::byte* data = type.data[page];
       type.masks[page] |= run_flags;
       const std::byte* value = archetype.bytes_.data() + entry.offset;
       switch (type.size) {  // fixed-size copies for the common sizes
@@ -318,9 +341,26 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
           }
       }
     }
-    i = run_end;
+    return true;
+  });
+  if (error.ok()) return absl::OkStatus();
+  // Roll back: entities [0, failed_at) were claimed, and those of the failing run
+  // before it have their occupied bits but no mask bits yet; clearing both is right
+  // for all of them, since their slots were empty before this call.
+  for (size_t j = 0; j < failed_at; ++j) {
+    const uint32_t page = entities[j].index() >> kEntityPageShift;
+    const uint32_t bit = entities[j].index() & (kEntityPageSize - 1);
+    for (const Archetype::Entry& entry : archetype.entries_) {
+      types_[entry.id].masks[page] &= ~(uint32_t{1} << bit);
+    }
+    occupied_[page] &= ~(uint32_t{1} << bit);
+    entity_pages_[page]->count[bit] = 0;
   }
-  return absl::OkStatus();
+  for_each_run([&](uint32_t page, size_t, size_t) {
+    if (page < page_limit) MarkDirty(page);
+    return true;
+  });
+  return error;
 }
 
 size_t EntityPages::ReleaseEmptyPages() {

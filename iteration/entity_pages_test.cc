@@ -283,6 +283,26 @@ TEST(EntityPages, FailedCreateFromArchetypeLeavesNeighboursIntact) {
   EXPECT_EQ(pages.TryGet(entities[99], vel)->z, 6.0f);
 }
 
+// A handle from elsewhere with an index the manager never issued is rejected before
+// anything is allocated for its page.
+TEST(EntityPages, CreateFromArchetypeRejectsNeverIssuedHandleWithoutGrowing) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages.RegisterComponent<Position>("Position"));
+  Archetype archetype;
+  archetype.Set(pos, Position{1, 2, 3});
+  std::vector<Entity> batch(40);
+  manager.CreateBatch(absl::MakeSpan(batch));
+  batch.push_back(Entity(0x7FFFFFF0u, 0));
+  EXPECT_THAT(pages.CreateFromArchetype(batch, archetype),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_LE(pages.page_capacity(), EntityPages::kPageCapacityQuantum);
+  for (size_t i = 0; i + 1 < batch.size(); ++i) EXPECT_FALSE(pages.Contains(batch[i]));
+  pages.ReleaseEmptyPages();
+  EXPECT_EQ(pages.page_bytes(), 0u);
+}
+
 TEST(EntityPages, DataPagesHonourAlignment) {
   EntityManager manager;
   EntityPages pages(manager);

@@ -233,31 +233,6 @@ void AssertIncluded(const Filter& filter, Cs... components) {
 #endif
 }
 
-// PrefetchPage: asks for the line holding `page`'s first match in each component's
-// array. The filtered page list says which pages the walk visits next, which the
-// hardware prefetcher cannot know when matches are sparse and pages are scattered
-// over the heap.
-inline constexpr size_t kPrefetchPagesAhead = 4;
-template <typename T>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchElement(const EntityPages& pages,
-                                                         Component<T> c, size_t page,
-                                                         uint32_t i) {
-  // NOTE: __builtin_prefetch (GCC and Clang): Debian's Abseil 20220623 has no public
-  // prefetch header yet (absl/base/prefetch.h arrived in 20230125).
-  __builtin_prefetch(PageArray(pages, c, page) + i);
-}
-template <typename T>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchElement(const EntityPages&,
-                                                         OptionalComponent<T>, size_t,
-                                                         uint32_t) {}  // often absent
-template <typename... Cs>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchPage(const EntityPages& pages,
-                                                      [[maybe_unused]] size_t page,
-                                                      uint32_t mask, Cs... components) {
-  [[maybe_unused]] const uint32_t first = static_cast<uint32_t>(absl::countr_zero(mask));
-  (PrefetchElement(pages, components, page, first), ...);
-}
-
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
 inline constexpr size_t kFilterChunkPages = 1024;
 
@@ -277,10 +252,6 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& 
                                                              : end;
     const size_t n = FilterPages(rows, chunk, chunk_end, out_pages, out_masks);
     for (size_t i = 0; i < n; ++i) {
-      if (i + kPrefetchPagesAhead < n) {
-        PrefetchPage(pages, out_pages[i + kPrefetchPagesAhead],
-                     out_masks[i + kPrefetchPagesAhead], components...);
-      }
       VisitPage(pages, out_pages[i], out_masks[i], fn, components...);
     }
   }
