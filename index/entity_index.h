@@ -292,10 +292,14 @@ class EntityIndex {
   // The first entry of the transition cache set of (base, manager, name).
   static uint32_t TransitionSlot(uint32_t base, const ComponentManager* manager,
                                  uint32_t name) {
-    const uint32_t h = (base * 0x9E3779B1u) ^ name ^
-                       static_cast<uint32_t>(reinterpret_cast<uintptr_t>(manager) >> 4) *
-                           0x85EBCA77u;
-    return ((h * 0xC2B2AE3Du) >> (33 - kTransitionBits)) << 1;
+    // Fibonacci hashing of base and of (manager, name) separately, xored: the part
+    // that depends on `base`, the previous registration's result, is one multiply
+    // (each registration of an entity waits for the one before it to write the slot).
+    const uint32_t key =
+        (name ^ static_cast<uint32_t>(reinterpret_cast<uintptr_t>(manager) >> 4) *
+                    0x85EBCA77u) *
+        0xC2B2AE3Du;
+    return (((base * 0x9E3779B1u) ^ key) >> (33 - kTransitionBits)) << 1;
   }
   // True if `record` is the prototype {base, manager, name}. records_[0] has a null
   // manager, so an empty cache entry never matches.
