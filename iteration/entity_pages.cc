@@ -44,6 +44,21 @@ Archetype& Archetype::SetRaw(ComponentId component, absl::Span<const std::byte> 
   return *this;
 }
 
+void EntityPages::WriteValue(std::byte* dst, const void* value, uint32_t size) {
+  if (value == nullptr) {
+    std::memset(dst, 0, size);
+    return;
+  }
+  switch (size) {  // common small sizes become plain moves instead of a memcpy call
+    case 0: return;
+    case 4: std::memcpy(dst, value, 4); return;
+    case 8: std::memcpy(dst, value, 8); return;
+    case 12: std::memcpy(dst, value, 12); return;
+    case 16: std::memcpy(dst, value, 16); return;
+    default: std::memcpy(dst, value, size); return;
+  }
+}
+
 EntityPages::EntityPages(EntityManager& manager) : manager_(&manager) {
   listener_id_ = manager_->AddDestroyListener(
       [this](absl::Span<const Entity> dead) { DeleteEntities(dead); });

@@ -288,22 +288,10 @@ class EntityPages {
     std::vector<std::byte*> data;     // page_capacity_ long; null = not allocated
   };
 
-  // Copies a value of `size` bytes, or zero-fills if `value` is null. Common small
-  // sizes become plain moves instead of a memcpy call.
-  static void WriteValue(std::byte* dst, const void* value, uint32_t size) {
-    if (value == nullptr) {
-      std::memset(dst, 0, size);
-      return;
-    }
-    switch (size) {
-      case 0: return;
-      case 4: std::memcpy(dst, value, 4); return;
-      case 8: std::memcpy(dst, value, 8); return;
-      case 12: std::memcpy(dst, value, 12); return;
-      case 16: std::memcpy(dst, value, 16); return;
-      default: std::memcpy(dst, value, size); return;
-    }
-  }
+  // Copies a value of `size` bytes, or zero-fills if `value` is null. Out of line:
+  // inlined into a caller that passes a smaller object, GCC's -Warray-bounds flags the
+  // switch's wider (unreachable) copies. The typed Add copies inline instead.
+  static void WriteValue(std::byte* dst, const void* value, uint32_t size);
   absl::Status AddSlow(Entity e, ComponentId c, const void* value);
   // The inline fast path of Add: slot and data page exist, entity alive, component
   // absent; `write(dst, size)` stores the value. Anything else goes to AddSlow.

@@ -321,14 +321,19 @@ void BM_PagesCreateFromArchetype(benchmark::State& state, size_t n) {
   state.counters["ns_per_entity"] = NsPer(static_cast<double>(n));
 }
 
+// The random-get cases' access order: the handles in a seeded random order.
+std::vector<Entity> Shuffled(std::vector<Entity> entities) {
+  testing::Random rng(kSeed);
+  rng.Shuffle(absl::MakeSpan(entities));
+  return entities;
+}
+
 void BM_PagesRandomGet(benchmark::State& state, size_t n) {
   MovingWorld world(n);
   Archetype archetype;
   archetype.Set(world.pos, Position{1, 2, 3});
   (void)world.pages.CreateFromArchetype(world.entities, archetype);
-  std::vector<Entity> shuffled = world.entities;
-  testing::Random rng(kSeed);
-  rng.Shuffle(absl::MakeSpan(shuffled));
+  const std::vector<Entity> shuffled = Shuffled(world.entities);
   for (auto _ : state) {
     float sum = 0;
     for (Entity e : shuffled) {
@@ -424,9 +429,7 @@ void BM_FloorRandomGet(benchmark::State& state, size_t n) {
   std::vector<uint32_t> generations(n);
   for (Entity e : world.entities) generations[e.index()] = e.generation();
   std::vector<Position> positions(n, Position{1, 2, 3});
-  std::vector<Entity> shuffled = world.entities;
-  testing::Random rng(kSeed);
-  rng.Shuffle(absl::MakeSpan(shuffled));
+  const std::vector<Entity> shuffled = Shuffled(world.entities);
   for (auto _ : state) {
     float sum = 0;
     for (Entity e : shuffled) {
