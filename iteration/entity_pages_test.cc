@@ -25,6 +25,7 @@ using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
 
 using ::strata::testing::Frozen;
+using ::strata::testing::MovingWorld;
 using ::strata::testing::Position;
 using ::strata::testing::Velocity;
 struct alignas(64) Wide {
@@ -251,14 +252,11 @@ TEST(EntityPages, CreateFromArchetypeIsAllOrNothing) {
 // A failed batch undoes only its own entities: a neighbour in the same page keeps its
 // components and values, and pages the batch allocated are freed by the dirty pass.
 TEST(EntityPages, FailedCreateFromArchetypeLeavesNeighboursIntact) {
-  EntityManager manager;
-  EntityPages pages(manager);
-  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
-                              pages.RegisterComponent<Position>("Position"));
-  STRATA_ASSERT_OK_AND_ASSIGN(Component<Velocity> vel,
-                              pages.RegisterComponent<Velocity>("Velocity"));
-  std::vector<Entity> entities(100);
-  manager.CreateBatch(absl::MakeSpan(entities));
+  MovingWorld world(100);
+  EntityPages& pages = world.pages;
+  const Component<Position> pos = world.pos;
+  const Component<Velocity> vel = world.vel;
+  const std::vector<Entity>& entities = world.entities;
   // entities[1] (page 0) already has a Position; the batch covers pages 0 to 3.
   ASSERT_THAT(pages.Add(entities[1], pos, Position{7, 7, 7}), IsOk());
   const size_t bytes_before = pages.page_bytes();
@@ -286,14 +284,11 @@ TEST(EntityPages, FailedCreateFromArchetypeLeavesNeighboursIntact) {
 // A handle from elsewhere with an index the manager never issued is rejected before
 // anything is allocated for its page.
 TEST(EntityPages, CreateFromArchetypeRejectsNeverIssuedHandleWithoutGrowing) {
-  EntityManager manager;
-  EntityPages pages(manager);
-  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
-                              pages.RegisterComponent<Position>("Position"));
+  MovingWorld world(40);
+  EntityPages& pages = world.pages;
   Archetype archetype;
-  archetype.Set(pos, Position{1, 2, 3});
-  std::vector<Entity> batch(40);
-  manager.CreateBatch(absl::MakeSpan(batch));
+  archetype.Set(world.pos, Position{1, 2, 3});
+  std::vector<Entity> batch = world.entities;
   batch.push_back(Entity(0x7FFFFFF0u, 0));
   EXPECT_THAT(pages.CreateFromArchetype(batch, archetype),
               StatusIs(absl::StatusCode::kNotFound));

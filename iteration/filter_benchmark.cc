@@ -42,6 +42,7 @@ namespace strata {
 namespace {
 
 using ::strata::testing::Frozen;
+using ::strata::testing::MovingWorld;
 using ::strata::testing::Position;
 using ::strata::testing::Velocity;
 
@@ -189,23 +190,7 @@ void BM_Filter(benchmark::State& state, Scheme scheme, int density, int includes
 }
 
 // ---------------------------------------------------------------------------------
-// Page store fixtures
-
-struct MovingWorld {
-  EntityManager manager;
-  EntityPages pages{manager};
-  Component<Position> pos;
-  Component<Velocity> vel;
-  Component<Frozen> frozen;
-  std::vector<Entity> entities;
-
-  explicit MovingWorld(size_t n) : entities(n) {
-    pos = *pages.RegisterComponent<Position>("Position");
-    vel = *pages.RegisterComponent<Velocity>("Velocity");
-    frozen = *pages.RegisterComponent<Frozen>("Frozen");
-    manager.CreateBatch(absl::MakeSpan(entities));
-  }
-};
+// Page store cases, on testing::MovingWorld
 
 void BM_IteratePageMasksSimd(benchmark::State& state, size_t n) {
   MovingWorld world(n);

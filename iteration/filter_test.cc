@@ -20,6 +20,7 @@ using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
 
 using ::strata::testing::Frozen;
+using ::strata::testing::MovingWorld;
 using ::strata::testing::Position;
 using ::strata::testing::Velocity;
 
@@ -67,16 +68,12 @@ TEST(Filter, DocumentationExample) {
 // component (the same one TryGet returns) and null elsewhere, including on pages where
 // no entity has it (no data page) and for tags.
 TEST(Filter, OptionalComponentsArePointersWherePresent) {
-  EntityManager manager;
-  EntityPages pages(manager);
-  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
-                              pages.RegisterComponent<Position>("Position"));
-  STRATA_ASSERT_OK_AND_ASSIGN(Component<Velocity> vel,
-                              pages.RegisterComponent<Velocity>("Velocity"));
-  STRATA_ASSERT_OK_AND_ASSIGN(Component<Frozen> frozen,
-                              pages.RegisterComponent<Frozen>("Frozen"));
-  std::vector<Entity> entities(32 * 40);
-  manager.CreateBatch(absl::MakeSpan(entities));
+  MovingWorld world(32 * 40);
+  EntityPages& pages = world.pages;
+  const Component<Position> pos = world.pos;
+  const Component<Velocity> vel = world.vel;
+  const Component<Frozen> frozen = world.frozen;
+  const std::vector<Entity>& entities = world.entities;
   testing::Random rng(77);
   for (size_t i = 0; i < entities.size(); ++i) {
     const Entity e = entities[i];

@@ -24,20 +24,10 @@ using ::strata::testing::Position;
 using ::strata::testing::Velocity;
 
 // A store with clustered random components spanning many TBB tasks (grain 256 pages).
-struct World {
-  EntityManager manager;
-  EntityPages pages{manager};
-  Component<Position> pos;
-  Component<Velocity> vel;
-  Component<Frozen> frozen;
-  std::vector<Entity> entities;
+struct World : ::strata::testing::MovingWorld {
   Filter moving;
 
-  explicit World(::strata::testing::Random& rng) : entities(32 * 2000) {
-    pos = *pages.RegisterComponent<Position>("Position");
-    vel = *pages.RegisterComponent<Velocity>("Velocity");
-    frozen = *pages.RegisterComponent<Frozen>("Frozen");
-    manager.CreateBatch(absl::MakeSpan(entities));
+  explicit World(::strata::testing::Random& rng) : MovingWorld(32 * 2000) {
     for (Entity e : entities) {
       const float f = static_cast<float>(e.index());
       if (rng.Bernoulli(0.9)) {
