@@ -1,0 +1,70 @@
+// Large allocations backed by transparent huge pages (2 MiB on x86-64).
+//
+// Arrays of millions of elements indexed at random (entity slots, component pages,
+// world matrices) miss the TLB on almost every access with 4 KiB pages: 1M entities of
+// 16 bytes span 4,096 pages, more than any second-level TLB holds. One 2 MiB page
+// covers 512 of them. Linux gives an anonymous mapping huge pages when it is advised
+// with MADV_HUGEPAGE ("madvise" mode, the default on Debian), but malloc's large
+// blocks are neither 2 MiB aligned nor advised, so std::vector never gets them.
+//
+//   std::vector<uint32_t, strata::HugePageAllocator<uint32_t>> generations(n);
+//   void* slab = strata::AllocateLarge(bytes, alignof(Position));
+//   ...
+//   strata::DeallocateLarge(slab, bytes, alignof(Position));
+//
+// Allocations below kHugePageAdviseBytes go to ::operator new unchanged: rounding a
+// small array up to 2 MiB would waste memory for no TLB gain. Above it, the block is
+// 2 MiB aligned, its length rounded up to whole huge pages, and advised; the rounding
+// is virtual address space only until touched. Where the kernel has no THP, or under a
+// sanitizer's allocator, the advice is a no-op and the memory is ordinary.
+//
+// Thread-safety: as ::operator new.
+#ifndef STRATA_BASE_HUGE_PAGE_ALLOCATOR_H_
+#define STRATA_BASE_HUGE_PAGE_ALLOCATOR_H_
+
+#include <cstddef>
+#include <new>
+
+namespace strata {
+
+// kHugePageBytes: the huge page size advised for (x86-64 and arm64 with 4 KiB base
+// pages).
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+// kHugePageAdviseBytes: the smallest allocation that is huge-page aligned and advised.
+// Half a huge page: from there the rounding wastes at most as much as it uses.
+inline constexpr size_t kHugePageAdviseBytes = kHugePageBytes / 2;
+
+// AllocateLarge: `bytes` bytes aligned to `alignment` (a power of two), huge-page
+// backed when bytes >= kHugePageAdviseBytes. Never null: throws std::bad_alloc (or
+// terminates with -fno-exceptions) like ::operator new. O(1) plus the allocator's cost.
+void* AllocateLarge(size_t bytes, size_t alignment);
+// DeallocateLarge: frees a block from AllocateLarge; `bytes` and `alignment` must be
+// the values it was allocated with. Null is ignored.
+void DeallocateLarge(void* p, size_t bytes, size_t alignment) noexcept;
+
+// HugePageAllocator<T>: a stateless std allocator over AllocateLarge, for containers of
+// large arrays. All instances compare equal.
+template <typename T>
+class HugePageAllocator {
+ public:
+  using value_type = T;
+
+  HugePageAllocator() noexcept = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}  // NOLINT: std allocator
+
+  T* allocate(size_t n) {
+    if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(AllocateLarge(n * sizeof(T), alignof(T)));
+  }
+  void deallocate(T* p, size_t n) noexcept { DeallocateLarge(p, n * sizeof(T), alignof(T)); }
+
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+}  // namespace strata
+
+#endif  // STRATA_BASE_HUGE_PAGE_ALLOCATOR_H_
