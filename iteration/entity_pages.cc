@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -66,12 +67,9 @@ EntityPages::EntityPages(EntityManager& manager) : manager_(&manager) {
 
 EntityPages::~EntityPages() {
   manager_->RemoveDestroyListener(listener_id_);
-  for (ComponentType& type : types_) {
-    for (uint32_t page = 0; page < page_capacity_; ++page) {
-      if (type.data[page] != nullptr) FreeDataPage(type, page);
-    }
-  }
-  for (EntityPage* page : entity_pages_) delete page;
+  // The pools free their slabs, and with them every page: EntityPage and component
+  // data are trivially destructible.
+  static_assert(std::is_trivially_destructible_v<EntityPage>);
 }
 
 absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view name,
@@ -97,12 +95,13 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
     return absl::AlreadyExistsError(
         absl::StrCat("component '", name, "' is already registered"));
   }
-  ComponentType& type = types_.emplace_back();
-  type.name = std::string(name);
-  type.size = static_cast<uint32_t>(size);
-  type.alignment = static_cast<uint32_t>(alignment);
-  type.masks.assign(page_capacity_, 0);
-  type.data.assign(page_capacity_, nullptr);
+  types_.push_back(ComponentType{
+      std::string(name), static_cast<uint32_t>(size), static_cast<uint32_t>(alignment),
+      std::vector<uint32_t>(page_capacity_, 0),
+      std::vector<std::byte*>(page_capacity_, nullptr),
+      // A tag's pool never allocates; its block size just has to be nonzero.
+      iteration_internal::PagePool(std::max<size_t>(size, 1) * kEntityPageSize,
+                                   alignment)});
   num_types_ = static_cast<uint32_t>(types_.size());
   return id;
 }
@@ -133,7 +132,7 @@ EntityPages::EntityPage* EntityPages::EnsureEntityPage(uint32_t page) {
   GrowTo(page);
   EntityPage*& slot = entity_pages_[page];
   if (slot == nullptr) {
-    slot = new EntityPage();  // value-initialised: counts zero, not dirty
+    slot = new (entity_page_pool_.Allocate()) EntityPage();  // zero counts, not dirty
     ++allocated_entity_pages_;
     page_bytes_ += sizeof(EntityPage);
   }
@@ -146,11 +145,9 @@ std::byte* EntityPages::EnsureDataPage(ComponentType& type, uint32_t page) {
   if (type.size == 0) {
     data = g_tag_storage;
   } else {
-    const size_t bytes = size_t{type.size} * kEntityPageSize;
-    data = static_cast<std::byte*>(
-        ::operator new(bytes, std::align_val_t(type.alignment)));
+    data = static_cast<std::byte*>(type.pool.Allocate());
     ++allocated_data_pages_;
-    page_bytes_ += bytes;
+    page_bytes_ += size_t{type.size} * kEntityPageSize;
   }
   return data;
 }
@@ -158,7 +155,7 @@ std::byte* EntityPages::EnsureDataPage(ComponentType& type, uint32_t page) {
 void EntityPages::FreeDataPage(ComponentType& type, uint32_t page) {
   std::byte*& data = type.data[page];
   if (type.size != 0) {
-    ::operator delete(data, std::align_val_t(type.alignment));
+    type.pool.Free(data);
     --allocated_data_pages_;
     page_bytes_ -= size_t{type.size} * kEntityPageSize;
   }
@@ -390,7 +387,7 @@ size_t EntityPages::ReleaseEmptyPages() {
       }
     }
     if (occupied_[page] == 0) {
-      delete entity_page;
+      entity_page_pool_.Free(entity_page);
       entity_pages_[page] = nullptr;
       --allocated_entity_pages_;
       page_bytes_ -= sizeof(EntityPage);
@@ -401,8 +398,20 @@ size_t EntityPages::ReleaseEmptyPages() {
   return released;
 }
 
+size_t EntityPages::ReleaseUnusedMemory() {
+  size_t released = entity_page_pool_.ReleaseUnusedSlabs();
+  for (ComponentType& type : types_) released += type.pool.ReleaseUnusedSlabs();
+  return released;
+}
+
+size_t EntityPages::reserved_page_bytes() const {
+  size_t bytes = entity_page_pool_.reserved_bytes();
+  for (const ComponentType& type : types_) bytes += type.pool.reserved_bytes();
+  return bytes;
+}
+
 size_t EntityPages::MemoryUsage() const {
-  size_t bytes = page_bytes_ + occupied_.capacity() * sizeof(uint32_t) +
+  size_t bytes = reserved_page_bytes() + occupied_.capacity() * sizeof(uint32_t) +
                  entity_pages_.capacity() * sizeof(EntityPage*) +
                  dirty_pages_.capacity() * sizeof(uint32_t);
   for (const ComponentType& type : types_) {

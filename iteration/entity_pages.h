@@ -7,7 +7,10 @@
 // in iteration/filter.h, 8 (AVX2) or 16 (AVX-512) pages per instruction. Component data
 // lives in 32-element pages allocated when the first entity of the page gets the
 // component; pages whose masks dropped to zero are released by ReleaseEmptyPages(), the
-// article's dirty-page handling.
+// article's dirty-page handling. Pages come from per-type pools of huge-page-backed
+// slabs (iteration/internal/page_pool.h): the pages of a batch sit together in memory,
+// and a released page is reused by the next one of its type without a malloc;
+// ReleaseUnusedMemory() hands fully free slabs back to the system.
 //
 //   EntityManager manager;
 //   EntityPages pages(manager);   // deletes an entity's components when it is destroyed
@@ -48,6 +51,7 @@
 #include "absl/types/span.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
+#include "iteration/internal/page_pool.h"
 
 namespace strata {
 
@@ -240,8 +244,13 @@ class EntityPages {
   // ReleaseEmptyPages: the dirty-page pass. For each page touched by Remove/Delete
   // since the last call, frees each component data page whose mask is zero, and the
   // entity page if no entity in it has any component. O(dirty pages * registered
-  // types). Returns the number of pages (data + entity) freed.
+  // types). Returns the number of pages (data + entity) freed. Freed pages go back to
+  // their type's pool, not to the system: see ReleaseUnusedMemory.
   size_t ReleaseEmptyPages();
+  // ReleaseUnusedMemory: gives every pool slab with no page in use back to the system
+  // and returns the bytes released (call after ReleaseEmptyPages, e.g. on a level
+  // unload). O(free pages * log slabs).
+  size_t ReleaseUnusedMemory();
   size_t num_dirty_pages() const { return dirty_pages_.size(); }
 
   // ---- Read access for filters (iteration/filter.h). ----
@@ -265,12 +274,15 @@ class EntityPages {
     return entity_pages_[page]->generation;
   }
 
-  // allocated_data_pages / allocated_entity_pages / page_bytes: what is allocated now;
+  // allocated_data_pages / allocated_entity_pages / page_bytes: the pages in use now;
   // all three return to zero once every entity is gone and ReleaseEmptyPages() ran.
   size_t allocated_data_pages() const { return allocated_data_pages_; }
   size_t allocated_entity_pages() const { return allocated_entity_pages_; }
   size_t page_bytes() const { return page_bytes_; }
-  // MemoryUsage: page_bytes() plus the per-page tables (masks, pointers).
+  // reserved_page_bytes: the bytes the page pools hold, pages in use or free; zero
+  // after ReleaseEmptyPages() and ReleaseUnusedMemory() with every entity gone.
+  size_t reserved_page_bytes() const;
+  // MemoryUsage: reserved_page_bytes() plus the per-page tables (masks, pointers).
   size_t MemoryUsage() const;
 
  private:
@@ -286,6 +298,8 @@ class EntityPages {
     uint32_t alignment;
     std::vector<uint32_t> masks;      // page_capacity_ long
     std::vector<std::byte*> data;     // page_capacity_ long; null = not allocated
+    // The data pages' pool: blocks of 32 * size bytes (tags, size 0, use none).
+    iteration_internal::PagePool pool;
   };
 
   // Copies a value of `size` bytes, or zero-fills if `value` is null. Out of line:
@@ -340,6 +354,7 @@ class EntityPages {
   size_t page_capacity_ = 0;
   std::vector<uint32_t> occupied_;          // page_capacity_ long
   std::vector<EntityPage*> entity_pages_;   // page_capacity_ long; null = released
+  iteration_internal::PagePool entity_page_pool_{sizeof(EntityPage), alignof(EntityPage)};
   std::vector<uint32_t> dirty_pages_;
   size_t allocated_data_pages_ = 0;
   size_t allocated_entity_pages_ = 0;

@@ -120,6 +120,35 @@ TEST(EntityPages, AddGetRemoveOneEntity) {
   EXPECT_EQ(pages.allocated_entity_pages(), 0u);
   EXPECT_EQ(pages.allocated_data_pages(), 0u);
   EXPECT_EQ(pages.page_bytes(), 0u);
+  // The pools keep their slabs for the next pages until asked to let them go.
+  const size_t reserved = pages.reserved_page_bytes();
+  EXPECT_GT(reserved, 0u);
+  EXPECT_EQ(pages.ReleaseUnusedMemory(), reserved);
+  EXPECT_EQ(pages.reserved_page_bytes(), 0u);
+  // And the store works as before afterwards.
+  ASSERT_THAT(pages.Add(e, pos, Position{4, 5, 6}), IsOk());
+  EXPECT_EQ(pages.TryGet(e, pos)->z, 6.0f);
+  EXPECT_EQ(pages.ReleaseUnusedMemory(), 0u);  // both pages are in use
+}
+
+TEST(EntityPages, ReleasedPageIsReusedWithoutGrowingThePool) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages.RegisterComponent<Position>("Position"));
+  std::vector<Entity> batch(10 * kEntityPageSize);
+  manager.CreateBatch(absl::MakeSpan(batch));
+  Archetype archetype;
+  archetype.Set(pos, Position{1, 1, 1});
+  ASSERT_THAT(pages.CreateFromArchetype(batch, archetype), IsOk());
+  const size_t reserved = pages.reserved_page_bytes();
+  for (int round = 0; round < 5; ++round) {
+    for (Entity e : batch) ASSERT_THAT(pages.Remove(e, pos), IsOk());
+    EXPECT_EQ(pages.ReleaseEmptyPages(), 20u);  // 10 data + 10 entity pages
+    for (Entity e : batch) ASSERT_THAT(pages.Add(e, pos, Position{2, 2, 2}), IsOk());
+    EXPECT_EQ(pages.reserved_page_bytes(), reserved);
+  }
+  for (Entity e : batch) EXPECT_EQ(pages.TryGet(e, pos)->y, 2.0f);
 }
 
 TEST(EntityPages, StaleHandlesAreRejected) {
@@ -413,12 +442,15 @@ TEST(EntityPages, RandomOperationsMatchReferenceModel) {
   for (Entity e : dead) {
     for (int t = 0; t < kTypes; ++t) ASSERT_FALSE(pages.Has(e, ids[t]));
   }
-  // Every page is released once all entities are gone.
+  // Every page is released once all entities are gone, and all memory with
+  // ReleaseUnusedMemory.
   ASSERT_THAT(manager.DestroyBatch(live), IsOk());
   pages.ReleaseEmptyPages();
   EXPECT_EQ(pages.allocated_entity_pages(), 0u);
   EXPECT_EQ(pages.allocated_data_pages(), 0u);
   EXPECT_EQ(pages.page_bytes(), 0u);
+  pages.ReleaseUnusedMemory();
+  EXPECT_EQ(pages.reserved_page_bytes(), 0u);
   for (size_t p = 0; p < pages.page_capacity(); ++p) {
     ASSERT_EQ(pages.occupied_masks()[p], 0u);
     for (ComponentId id : ids) ASSERT_EQ(pages.page_masks(id)[p], 0u);
