@@ -311,30 +311,41 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
   // what was allocated for nothing.
   absl::Status error;
   size_t failed_at = 0;
-  for_each_run([&](uint32_t page, size_t begin, size_t end) {
-    EntityPage* entity_page = nullptr;  // loaded once an entity proves the page valid
+  for (const Run& run : runs) {
+    const uint32_t page = run.page;
+    // Claim: the run's entities are validated against the page's occupancy as it was
+    // plus the run so far (which catches a duplicate in the batch), and the page's
+    // occupancy word is written once per run. Locals, not members, so nothing is
+    // reloaded after the stores into the entity page.
+    // A page at or past page_limit was never allocated (nor the tables grown to it):
+    // only handles that cannot be alive point there, and the first is rejected.
+    const bool page_exists = page < page_limit;
+    const uint32_t occupied = page_exists ? occupied_[page] : 0;
+    EntityPage* const entity_page = page_exists ? entity_pages_[page] : nullptr;
     uint32_t run_flags = 0;
-    for (size_t k = begin; k < end; ++k) {
+    for (size_t k = run.begin; k < run.end; ++k) {
       const Entity e = entities[k];
       const uint32_t bit = e.index() & (kEntityPageSize - 1);
       const uint32_t flag = uint32_t{1} << bit;
       if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
         error = absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
-      } else if (ABSL_PREDICT_FALSE((occupied_[page] & flag) != 0)) {
+      } else if (ABSL_PREDICT_FALSE(((occupied | run_flags) & flag) != 0)) {
         error = absl::AlreadyExistsError(absl::StrCat(
             e.DebugString(), " already has components or appears twice in the batch"));
       }
       if (ABSL_PREDICT_FALSE(!error.ok())) {
         failed_at = k;
-        return false;
+        break;
       }
-      if (entity_page == nullptr) entity_page = entity_pages_[page];
-      occupied_[page] |= flag;
+      // Alive implies page < page_limit, so entity_page is not null here.
       entity_page->generation[bit] = e.generation();
       entity_page->count[bit] = num_components;
       run_flags |= flag;
     }
-    const absl::Span<const Entity> run = entities.subspan(begin, end - begin);
+    if (run_flags != 0) occupied_[page] = occupied | run_flags;
+    if (!error.ok()) break;
+    const absl::Span<const Entity> run_entities =
+        entities.subspan(run.begin, run.end - run.begin);
     for (const Archetype::Entry& entry : archetype.entries_) {
       ComponentType& type = types_[entry.id];
       std::byte* data = type.data[page];
@@ -342,19 +353,18 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
       const std::byte* value = archetype.bytes_.data() + entry.offset;
       switch (type.size) {  // fixed-size copies for the common sizes
         case 0: break;
-        case 4: FillRun<4>(data, value, run); break;
-        case 8: FillRun<8>(data, value, run); break;
-        case 12: FillRun<12>(data, value, run); break;
-        case 16: FillRun<16>(data, value, run); break;
+        case 4: FillRun<4>(data, value, run_entities); break;
+        case 8: FillRun<8>(data, value, run_entities); break;
+        case 12: FillRun<12>(data, value, run_entities); break;
+        case 16: FillRun<16>(data, value, run_entities); break;
         default:
-          for (const Entity e : run) {
+          for (const Entity e : run_entities) {
             std::memcpy(data + size_t{e.index() & (kEntityPageSize - 1)} * type.size,
                         value, type.size);
           }
       }
     }
-    return true;
-  });
+  }
   if (error.ok()) return absl::OkStatus();
   // Roll back: entities [0, failed_at) were claimed, and those of the failing run
   // before it have their occupied bits but no mask bits yet; clearing both is right

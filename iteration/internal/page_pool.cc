@@ -16,6 +16,12 @@ constexpr size_t kFirstSlabBytes = size_t{16} << 10;
 
 size_t RoundUp(size_t n, size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
+// Slabs start on a cache line, so a block whose size is a multiple of 64 bytes (a
+// page of 12-byte components is 384) covers whole lines and can be streamed.
+size_t SlabAlignment(size_t block_alignment) {
+  return std::max(block_alignment, size_t{64});
+}
+
 }  // namespace
 
 PagePool::PagePool(size_t block_bytes, size_t alignment)
@@ -61,7 +67,7 @@ PagePool& PagePool::operator=(PagePool&& other) noexcept {
 void PagePool::ReleaseAll() {
   for (const Slab& slab : slabs_) {
     Unpoison(slab.begin, slab.bytes);
-    DeallocateLarge(slab.begin, slab.bytes, alignment_);
+    DeallocateLarge(slab.begin, slab.bytes, SlabAlignment(alignment_));
   }
   slabs_.clear();
   free_list_ = nullptr;
@@ -77,7 +83,7 @@ void* PagePool::AllocateFromNewSlab() {
   if (bytes >= kHugePageAdviseBytes) bytes = kHugePageBytes;
   bytes = std::max(bytes, stride_);
   next_slab_bytes_ = std::min(bytes * 2, kHugePageBytes);
-  auto* begin = static_cast<std::byte*>(AllocateLarge(bytes, alignment_));
+  auto* begin = static_cast<std::byte*>(AllocateLarge(bytes, SlabAlignment(alignment_)));
   Poison(begin, bytes);
   slabs_.push_back({begin, bytes});
   reserved_bytes_ += bytes;
@@ -139,7 +145,7 @@ size_t PagePool::ReleaseUnusedSlabs() {
   for (size_t s = 0; s < slabs_.size(); ++s) {
     if (release[s]) {
       Unpoison(slabs_[s].begin, slabs_[s].bytes);
-      DeallocateLarge(slabs_[s].begin, slabs_[s].bytes, alignment_);
+      DeallocateLarge(slabs_[s].begin, slabs_[s].bytes, SlabAlignment(alignment_));
       released += slabs_[s].bytes;
     } else {
       slabs_[kept++] = slabs_[s];
