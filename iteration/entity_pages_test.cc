@@ -132,23 +132,20 @@ TEST(EntityPages, AddGetRemoveOneEntity) {
 }
 
 TEST(EntityPages, ReleasedPageIsReusedWithoutGrowingThePool) {
-  EntityManager manager;
-  EntityPages pages(manager);
-  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
-                              pages.RegisterComponent<Position>("Position"));
-  std::vector<Entity> batch(10 * kEntityPageSize);
-  manager.CreateBatch(absl::MakeSpan(batch));
+  MovingWorld world(10 * kEntityPageSize);
   Archetype archetype;
-  archetype.Set(pos, Position{1, 1, 1});
-  ASSERT_THAT(pages.CreateFromArchetype(batch, archetype), IsOk());
-  const size_t reserved = pages.reserved_page_bytes();
+  archetype.Set(world.pos, Position{1, 1, 1});
+  ASSERT_THAT(world.pages.CreateFromArchetype(world.entities, archetype), IsOk());
+  const size_t reserved = world.pages.reserved_page_bytes();
   for (int round = 0; round < 5; ++round) {
-    for (Entity e : batch) ASSERT_THAT(pages.Remove(e, pos), IsOk());
-    EXPECT_EQ(pages.ReleaseEmptyPages(), 20u);  // 10 data + 10 entity pages
-    for (Entity e : batch) ASSERT_THAT(pages.Add(e, pos, Position{2, 2, 2}), IsOk());
-    EXPECT_EQ(pages.reserved_page_bytes(), reserved);
+    for (Entity e : world.entities) ASSERT_THAT(world.pages.Remove(e, world.pos), IsOk());
+    EXPECT_EQ(world.pages.ReleaseEmptyPages(), 20u);  // 10 data + 10 entity pages
+    for (Entity e : world.entities) {
+      ASSERT_THAT(world.pages.Add(e, world.pos, Position{2, 2, 2}), IsOk());
+    }
+    EXPECT_EQ(world.pages.reserved_page_bytes(), reserved);
   }
-  for (Entity e : batch) EXPECT_EQ(pages.TryGet(e, pos)->y, 2.0f);
+  for (Entity e : world.entities) EXPECT_EQ(world.pages.TryGet(e, world.pos)->y, 2.0f);
 }
 
 TEST(EntityPages, StaleHandlesAreRejected) {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "base/huge_page_allocator.h"
 #include "gtest/gtest.h"
 #include "testing/random.h"
@@ -128,6 +129,16 @@ TEST(PagePoolTest, RandomChurnKeepsLiveBlocksIntactAndReleasesOnlyEmptySlabs) {
   EXPECT_EQ(pool.reserved_bytes(), 0u);
   EXPECT_EQ(pool.live_blocks(), 0u);
 }
+
+#ifdef ABSL_HAVE_ADDRESS_SANITIZER
+// Only under ASan: a pointer kept into a freed block is caught, not silently read.
+TEST(PagePoolDeathTest, ReadingAFreedBlockIsReported) {
+  PagePool pool(384, 4);
+  auto* block = static_cast<volatile std::byte*>(pool.Allocate());
+  pool.Free(const_cast<std::byte*>(block));
+  EXPECT_DEATH((void)block[100], "use-after-poison");
+}
+#endif
 
 TEST(PagePoolTest, MoveTransfersTheBlocks) {
   PagePool a(256, 8);
