@@ -292,7 +292,9 @@ class TransformComponent {
   bool dirty_range_preordered_ = false;
 
   // The single SoA block and its columns (per position unless noted).
+  // Frees the block with the size it was allocated with (DeallocateLarge needs it).
   struct FreeBuffer {
+    size_t bytes;  // no initializer: it would stop unique_ptr<void, FreeBuffer>() compiling here
     void operator()(void* p) const;
   };
   std::unique_ptr<void, FreeBuffer> buffer_;
