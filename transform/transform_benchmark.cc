@@ -7,7 +7,8 @@
 // of a 5-level tree of N nodes moves), FlatOnePercent (1M roots, 1% set each frame),
 // FlatAll (1M roots, all set), Hierarchy (100k parents with 9 children each, every
 // parent set: all 1M worlds recomputed). Modes: Immediate (SetLocal per node), Batch
-// (one SetLocalBatch), Deferred (SetLocal per node + UpdateWorld).
+// (one SetLocalBatch), Deferred (SetLocal per node + UpdateWorld), Prepared (one
+// SetLocalBatch with a PreparedBatch made with the scene; immediate mode).
 //
 // BM_Transform/MemoryFloor/{Copy192,Copy192Stream,Copy192Stream2T,Hierarchy} are
 // baselines: FlatAll's and Hierarchy's bytes moved by plain loops over flat arrays (see
@@ -46,7 +47,10 @@ namespace {
 
 using Instance = TransformComponent::Instance;
 
-enum class Mode { kImmediate, kBatch, kDeferred };
+// kPrepared: immediate mode, SetLocalBatch with a PreparedBatch made once with the scene
+// (outside the timed frames), as a system that moves the same instances every frame
+// would keep it; each frame still checks it is current.
+enum class Mode { kImmediate, kBatch, kDeferred, kPrepared };
 
 constexpr uint32_t kMillion = 1000000;
 
@@ -75,6 +79,7 @@ struct Scene {
   std::unique_ptr<TransformComponent> tc;
   std::vector<Instance> nodes;
   std::vector<Instance> moving;  // set every frame, in this order
+  TransformComponent::PreparedBatch prepared;  // of `moving` (Mode::kPrepared)
   size_t updated = 0;            // world matrices recomputed per frame
 };
 
@@ -174,12 +179,23 @@ void Frame(Mode mode, Scene& s, int frame) {
       for (size_t k = 0; k < s.moving.size(); ++k) tc.SetLocal(s.moving[k], pose[k]);
       tc.UpdateWorld();
       break;
+    case Mode::kPrepared:
+      if (!tc.SetLocalBatch(s.prepared, absl::MakeConstSpan(pose.data(), s.moving.size()))
+               .ok()) {
+        std::abort();
+      }
+      break;
   }
 }
 
 template <typename MakeScene>
 void RunFrames(benchmark::State& state, Mode mode, MakeScene make) {
   Scene s = make();
+  if (mode == Mode::kPrepared) {
+    auto prepared = s.tc->PrepareBatch(s.moving);
+    if (!prepared.ok()) std::abort();
+    s.prepared = *std::move(prepared);
+  }
   // Warm up: deferred mode moves the movers into the dirty range on the first frame.
   Frame(mode, s, 0);
   Frame(mode, s, 1);
@@ -206,6 +222,8 @@ const char* ModeName(Mode mode) {
       return "Batch";
     case Mode::kDeferred:
       return "Deferred";
+    case Mode::kPrepared:
+      return "Prepared";
   }
   return "?";
 }
@@ -347,7 +365,7 @@ void RegisterAll() {
                                BM_TransformHierarchyFloor)
       ->Arg(100000)
       ->Unit(benchmark::kMillisecond);
-  for (Mode mode : {Mode::kImmediate, Mode::kBatch, Mode::kDeferred}) {
+  for (Mode mode : {Mode::kImmediate, Mode::kBatch, Mode::kDeferred, Mode::kPrepared}) {
     const std::string m = ModeName(mode);
     benchmark::RegisterBenchmark(
         ("BM_Transform/MovingChain/" + m).c_str(),

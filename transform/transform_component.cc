@@ -1,6 +1,7 @@
 #include "transform/transform_component.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -170,6 +171,8 @@ void TransformComponent::FreeBuffer::operator()(void* p) const {
 }
 
 TransformComponent::TransformComponent(const Options& options) : options_(options) {
+  static std::atomic<uint64_t> components{0};
+  serial_ = components.fetch_add(1, std::memory_order_relaxed) + 1;
   if (options_.idle_updates_before_clean == 0) options_.idle_updates_before_clean = 1;
   if (options_.idle_updates_before_clean > 255) options_.idle_updates_before_clean = 255;
   if (options_.initial_capacity > 0) Reserve(options_.initial_capacity);
@@ -229,6 +232,7 @@ uint32_t TransformComponent::AllocateId() {
 }
 
 void TransformComponent::FreeId(uint32_t id) {
+  ++layout_version_;  // a prepared batch holding it must find it stale
   // The generation advances (31 bits, wrapping) so every old handle is stale.
   id_generation_[id] = ((id_generation_[id] + 1) & ~kFreeBit) | kFreeBit;
   id_position_[id] = free_id_head_;
@@ -336,6 +340,7 @@ HierarchyView TransformComponent::View() const {
 // ---- The three-step swap ------------------------------------------------------------
 
 void TransformComponent::MoveNode(uint32_t from, uint32_t to) {
+  ++layout_version_;
   local_[to] = local_[from];
   world_[to] = world_[from];
   entity_[to] = entity_[from];
@@ -371,6 +376,7 @@ void TransformComponent::Detach(uint32_t pos) {
   const uint32_t p = parent_[pos];
   if (p == kNone) return;
   dirty_range_preordered_ = false;
+  ++layout_version_;
   const uint32_t prev = prev_sibling_[pos];
   const uint32_t next = next_sibling_[pos];
   if (prev != kNone) {
@@ -386,6 +392,7 @@ void TransformComponent::Detach(uint32_t pos) {
 
 void TransformComponent::Attach(uint32_t pos, uint32_t parent) {
   dirty_range_preordered_ = false;
+  ++layout_version_;
   const uint32_t old_first = first_child_[parent];
   next_sibling_[pos] = old_first;
   prev_sibling_[pos] = kNone;
@@ -569,10 +576,6 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instan
 
   // Immediate: one propagation. Only nodes with no set ancestor start a walk ("roots");
   // the others just take their local, and the roots' walks recompute them.
-  if (batch_epoch_ == kMaxEpoch) {
-    std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));
-    batch_epoch_ = 0;
-  }
   // One read-only pass (it writes only scratch_positions_) checks every handle and
   // resolves its position before anything changes (all or nothing), split across
   // threads for large batches: at 1M nodes it reads 20 bytes per node, which one core
@@ -627,27 +630,153 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instan
                  /*stream=*/n >= options_.stream_min_nodes);
     return absl::OkStatus();
   }
+  const size_t written =
+      FindWalkRoots(scratch_positions_.data(), n, scratch_roots_, scratch_inner_);
+  for (uint32_t k : scratch_inner_) local_[scratch_positions_[k]] = locals[k];
+  SetAndUpdate(scratch_positions_.data(), locals.data(), scratch_roots_.data(),
+               scratch_roots_.size(), /*stream=*/written >= options_.stream_min_nodes);
+  return absl::OkStatus();
+}
+
+size_t TransformComponent::FindWalkRoots(const uint32_t* positions, size_t n,
+                                         std::vector<uint32_t>& roots,
+                                         std::vector<uint32_t>& inner) {
+  if (batch_epoch_ == kMaxEpoch) {
+    std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));
+    batch_epoch_ = 0;
+  }
   const uint32_t tag = ++batch_epoch_ << kMarkShift;
-  for (uint32_t pos : scratch_positions_) mark_[pos] = tag | kInBatch;
-  scratch_roots_.clear();
+  for (size_t k = 0; k < n; ++k) mark_[positions[k]] = tag | kInBatch;
+  roots.clear();
+  inner.clear();
   size_t written = 0;  // distinct nodes set
   // Backwards, so that a repeated instance keeps its last matrix: the first visit (in
   // this order) claims the node.
   for (size_t k = n; k-- > 0;) {
-    const uint32_t pos = scratch_positions_[k];
+    const uint32_t pos = positions[k];
     if (mark_[pos] & kClaimedBit) continue;
     mark_[pos] |= kClaimedBit;
     ++written;
     const uint32_t parent = parent_[pos];
     if (parent != kNone && InBatchOrBelowOne(parent)) {
-      local_[pos] = locals[k];
+      inner.push_back(static_cast<uint32_t>(k));
     } else {
-      scratch_roots_.push_back(static_cast<uint32_t>(k));
+      roots.push_back(static_cast<uint32_t>(k));
     }
   }
-  std::reverse(scratch_roots_.begin(), scratch_roots_.end());  // forward memory order
-  SetAndUpdate(scratch_positions_.data(), locals.data(), scratch_roots_.data(),
-               scratch_roots_.size(), /*stream=*/written >= options_.stream_min_nodes);
+  std::reverse(roots.begin(), roots.end());  // forward memory order
+  return written;
+}
+
+// ---- Prepared batches ----------------------------------------------------------------
+
+absl::StatusOr<TransformComponent::PreparedBatch> TransformComponent::PrepareBatch(
+    absl::Span<const Instance> instances) {
+  PreparedBatch batch;
+  batch.owner_ = serial_;
+  batch.instances_.assign(instances.begin(), instances.end());
+  absl::Status s = Resolve(batch);
+  if (!s.ok()) return s;
+  return batch;
+}
+
+absl::Status TransformComponent::Resolve(PreparedBatch& batch) {
+  const size_t n = batch.instances_.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (!IsValid(batch.instances_[k])) {
+      return absl::NotFoundError(
+          absl::StrCat("PreparedBatch: instances[", k, "] is invalid or stale"));
+    }
+  }
+  batch.positions_.resize(n);
+  bool parented = false;
+  bool increasing = true;
+  bool run = true;  // positions[k] == positions[0] + k, none with a child
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t pos = PositionOf(batch.instances_[k]);
+    batch.positions_[k] = pos;
+    parented |= parent_[pos] != kNone;
+    increasing &= k == 0 || pos > batch.positions_[k - 1];
+    run &= pos == batch.positions_[0] + k && first_child_[pos] == kNone;
+  }
+  batch.layout_version_ = layout_version_;
+  batch.first_ = n > 0 ? batch.positions_[0] : 0;
+  batch.roots_.clear();
+  batch.inner_.clear();
+  batch.written_ = n;
+  if (!parented && increasing) {
+    batch.shape_ = run ? PreparedBatch::Shape::kFlatRun : PreparedBatch::Shape::kRoots;
+  } else {
+    batch.shape_ = PreparedBatch::Shape::kMarked;
+    batch.written_ = FindWalkRoots(batch.positions_.data(), n, batch.roots_, batch.inner_);
+  }
+  // Capacity beyond n would only be carried from frame to frame.
+  batch.roots_.shrink_to_fit();
+  batch.inner_.shrink_to_fit();
+  return absl::OkStatus();
+}
+
+absl::Status TransformComponent::SetLocalBatch(PreparedBatch& batch,
+                                               absl::Span<const Matrix4x4> locals) {
+  if (batch.owner_ != serial_) {
+    return absl::InvalidArgumentError("SetLocalBatch: the batch was not prepared here");
+  }
+  const size_t n = batch.instances_.size();
+  if (locals.size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SetLocalBatch: span sizes differ (batch ", n, ", locals ", locals.size(), ")"));
+  }
+  if (n == 0) return absl::OkStatus();
+  if (batch.layout_version_ != layout_version_) {
+    absl::Status s = Resolve(batch);
+    if (!s.ok()) return s;
+  }
+  const uint32_t* positions = batch.positions_.data();
+  if (options_.mode == Mode::kDeferred) {
+    // Touch may move nodes (a clean node joins the dirty range by swaps), which would
+    // invalidate the positions still to be read: first every local (last of repeats
+    // wins), then the clean nodes by id. Same locals and dirty set as SetLocal in
+    // order, so UpdateWorld computes the same worlds.
+    scratch_path_.clear();
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t pos = positions[k];
+      local_[pos] = locals[k];
+      if (IsDirty(pos)) {
+        idle_[pos] = 0;
+      } else {
+        scratch_path_.push_back(id_[pos]);
+      }
+    }
+    for (uint32_t id : scratch_path_) Touch(id_position_[id]);
+    return absl::OkStatus();
+  }
+  const bool stream = batch.written_ >= options_.stream_min_nodes;
+  switch (batch.shape_) {
+    case PreparedBatch::Shape::kFlatRun: {
+      const HierarchyView view = View();
+      const uint32_t first = batch.first_;
+      if (n < options_.parallel_min_nodes) {
+        transform_internal::SetRootRun(view, first, locals.data(), n, stream);
+        break;
+      }
+      // NOTE (no data race): each task writes the locals and worlds of its own range of
+      // positions and reads nothing the others write.
+      const size_t grain =
+          std::max<size_t>(1, options_.parallel_min_nodes / kParallelGrainDivisor);
+      ParallelFor(n, grain, [&](size_t begin, size_t end) {
+        transform_internal::SetRootRun(view, first + static_cast<uint32_t>(begin),
+                                       locals.data() + begin, end - begin, stream);
+      });
+      break;
+    }
+    case PreparedBatch::Shape::kRoots:
+      SetAndUpdate(positions, locals.data(), nullptr, n, stream);
+      break;
+    case PreparedBatch::Shape::kMarked:
+      for (uint32_t k : batch.inner_) local_[positions[k]] = locals[k];
+      SetAndUpdate(positions, locals.data(), batch.roots_.data(), batch.roots_.size(), stream);
+      break;
+  }
   return absl::OkStatus();
 }
 
@@ -890,7 +1019,8 @@ size_t TransformComponent::MemoryUsage() const {
   if (capacity_ > 0) bytes += LayoutFor(capacity_).bytes;
   bytes += entity_to_id_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
   bytes += (scratch_positions_.capacity() + scratch_roots_.capacity() +
-            scratch_path_.capacity() + scratch_splits_.capacity()) *
+            scratch_path_.capacity() + scratch_splits_.capacity() +
+            scratch_inner_.capacity()) *
            sizeof(uint32_t);
   return bytes;
 }

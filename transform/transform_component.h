@@ -114,6 +114,40 @@ class TransformComponent {
     uint32_t generation_ = 0;
   };
 
+  // PreparedBatch: a list of instances checked and resolved to positions once (by
+  // PrepareBatch), for SetLocalBatch calls that set the same instances again and again,
+  // typically every frame (an animation system's movers). SetLocalBatch then checks one
+  // layout counter instead of every handle (at 1M nodes that pass reads about 40 bytes
+  // per node, a fifth of the update's memory traffic). When the layout has changed
+  // since (a node moved in the arrays or was destroyed, a link changed: Create alone
+  // does not count), SetLocalBatch resolves the stored handles again, O(n), and keeps
+  // the result. Belongs to the component that prepared it; copyable and movable; holds
+  // about 12 bytes per instance (16 with a hierarchy below the set nodes).
+  class PreparedBatch {
+   public:
+    PreparedBatch() = default;
+    // size: the number of instances (repeats included).
+    size_t size() const { return instances_.size(); }
+
+   private:
+    friend class TransformComponent;
+    // Immediate mode: how SetLocalBatch runs the update (decided when resolved).
+    enum class Shape : uint8_t {
+      kFlatRun,  // positions first_ + k, none with a parent or a child: a plain copy
+      kRoots,    // roots only, positions strictly increasing: one walk each
+      kMarked,   // anything else: walks from roots_, inner_ only take their local
+    };
+    uint64_t owner_ = 0;           // the serial number of the component; 0: none
+    uint64_t layout_version_ = 0;  // the component's layout version when resolved
+    std::vector<Instance> instances_;
+    std::vector<uint32_t> positions_;  // per instance, valid at layout_version_
+    Shape shape_ = Shape::kRoots;
+    uint32_t first_ = 0;          // kFlatRun: the position of instances_[0]
+    size_t written_ = 0;          // distinct nodes set (the stream_min_nodes test)
+    std::vector<uint32_t> roots_;  // kMarked: indices starting a walk, memory order
+    std::vector<uint32_t> inner_;  // kMarked: indices below a set node (last of repeats)
+  };
+
   TransformComponent() : TransformComponent(Options()) {}
   explicit TransformComponent(const Options& options);
   ~TransformComponent();
@@ -197,6 +231,19 @@ class TransformComponent {
   absl::Status SetLocalBatch(absl::Span<const Instance> instances,
                              absl::Span<const Matrix4x4> locals);
 
+  // PrepareBatch: checks `instances` and resolves them for SetLocalBatch(PreparedBatch&,
+  // ...) (see PreparedBatch). NotFound (naming the index) if one is invalid or stale.
+  // O(n); repeats allowed (the last matrix wins, as in SetLocalBatch).
+  absl::StatusOr<PreparedBatch> PrepareBatch(absl::Span<const Instance> instances);
+
+  // SetLocalBatch (prepared): as SetLocalBatch(batch's instances, locals), same results
+  // bit for bit, without checking each handle when nothing moved since the batch was
+  // resolved (O(1) check, then the update alone); otherwise re-resolves `batch` first
+  // (O(n)). All or nothing: InvalidArgument if the sizes differ or `batch` comes from
+  // another component (or none), NotFound (naming the index) if an instance has been
+  // destroyed since; then nothing changes (`batch` may have been re-resolved).
+  absl::Status SetLocalBatch(PreparedBatch& batch, absl::Span<const Matrix4x4> locals);
+
   // Local / World: the matrices of `i`. World is current in immediate mode and as of the
   // last UpdateWorld() in deferred mode. O(1). The reference is invalidated by any
   // non-const call. Requires IsValid(i) (checked by ABSL_HARDENING_ASSERT; without
@@ -235,6 +282,13 @@ class TransformComponent {
   Instance LinkOf(Instance i, const uint32_t* column) const;
   // Memoised for SetLocalBatch: is `pos` or one of its ancestors in the batch?
   bool InBatchOrBelowOne(uint32_t pos);
+  // SetLocalBatch's split of a batch (positions[0..n)) into walk roots and inner nodes
+  // (indices; below another set node), through the marks: a repeat keeps its last
+  // index. `roots` in forward memory order. Returns the distinct nodes set.
+  size_t FindWalkRoots(const uint32_t* positions, size_t n, std::vector<uint32_t>& roots,
+                       std::vector<uint32_t>& inner);
+  // (Re)resolves batch.instances_ at the current layout; NotFound as PrepareBatch.
+  absl::Status Resolve(PreparedBatch& batch);
   uint32_t PositionOf(Instance i) const { return id_position_[i.id_]; }
   Instance InstanceAt(uint32_t pos) const {
     return Instance(id_[pos], id_generation_[id_[pos]]);
@@ -290,6 +344,11 @@ class TransformComponent {
   // Deferred: the dirty range is in preorder with contiguous subtrees (set by
   // OrderDirtyRange, cleared by any Swap, Attach or Detach).
   bool dirty_range_preordered_ = false;
+  // Identifies this component to its PreparedBatches (never 0, never reused).
+  uint64_t serial_ = 0;
+  // Advances whenever a node changes position or links, or is destroyed (MoveNode,
+  // Attach, Detach, FreeId): a PreparedBatch resolved at another value is re-resolved.
+  uint64_t layout_version_ = 0;
 
   // The single SoA block and its columns (per position unless noted).
   // Frees the block with the size it was allocated with (DeallocateLarge needs it).
@@ -317,6 +376,7 @@ class TransformComponent {
   std::vector<uint32_t> scratch_roots_;
   std::vector<uint32_t> scratch_path_;
   std::vector<uint32_t> scratch_splits_;
+  std::vector<uint32_t> scratch_inner_;
 
   EntityManager* manager_ = nullptr;
   EntityManager::ListenerId listener_id_ = 0;

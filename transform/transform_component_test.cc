@@ -246,6 +246,118 @@ TEST_P(TransformModes, SetLocalBatchTakesLastOfRepeatsAndChecksSizes) {
   EXPECT_EQ(tc.World(c), Matrix4x4::Translation(32, 0, 0));
 }
 
+// ---- PreparedBatch -----------------------------------------------------------------
+
+Matrix4x4 T(float x) { return Matrix4x4::Translation(x, 0, 0); }
+
+TEST_P(TransformModes, PreparedBatchEdges) {
+  TransformComponent tc(WithMode(GetParam()));
+  TransformComponent other(WithMode(GetParam()));
+  // Empty: nothing to do, but the sizes must still agree.
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch empty, tc.PrepareBatch({}));
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_THAT(tc.SetLocalBatch(empty, {}), IsOk());
+  EXPECT_THAT(tc.SetLocalBatch(empty, {T(1)}), StatusIs(absl::StatusCode::kInvalidArgument));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance a, tc.Create(Entity(1, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance b, tc.Create(Entity(2, 0), T(0)));
+  // One.
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch one, tc.PrepareBatch({b}));
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_THAT(tc.SetLocalBatch(one, {T(5)}), IsOk());
+  Settle(tc);
+  EXPECT_EQ(tc.World(b), T(5));
+  EXPECT_EQ(tc.World(a), T(0));
+  // Sizes differ; a batch never prepared, or prepared by another component.
+  EXPECT_THAT(tc.SetLocalBatch(one, {T(1), T(2)}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("sizes")));
+  TransformComponent::PreparedBatch none;
+  EXPECT_THAT(tc.SetLocalBatch(none, {}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(other.SetLocalBatch(empty, {}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(other.SetLocalBatch(one, {T(1)}), StatusIs(absl::StatusCode::kInvalidArgument));
+  // Stale at preparation.
+  STRATA_ASSERT_OK(tc.Destroy(a));
+  EXPECT_THAT(tc.PrepareBatch({b, a}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("instances[1]")));
+  EXPECT_THAT(tc.PrepareBatch({Instance()}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, PreparedBatchRejectsInstancesDestroyedSinceAndChangesNothing) {
+  TransformComponent tc(WithMode(GetParam()));
+  std::vector<Instance> n;
+  for (uint32_t k = 0; k < 4; ++k) {
+    STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(k, 0), T(0)));
+    n.push_back(i);
+  }
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch batch,
+                              tc.PrepareBatch({n[0], n[1], n[3]}));
+  // The last node: destroying it moves nothing else, yet the batch must notice.
+  STRATA_ASSERT_OK(tc.Destroy(n[3]));
+  EXPECT_THAT(tc.SetLocalBatch(batch, {T(1), T(2), T(3)}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("instances[2]")));
+  // Its id is reused by a new node at the same position: still stale.
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance fresh, tc.Create(Entity(9, 0), T(7)));
+  EXPECT_THAT(tc.SetLocalBatch(batch, {T(1), T(2), T(3)}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("instances[2]")));
+  Settle(tc);
+  EXPECT_EQ(tc.Local(n[0]), T(0));  // all or nothing
+  EXPECT_EQ(tc.Local(n[1]), T(0));
+  EXPECT_EQ(tc.World(fresh), T(7));
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, PreparedBatchFollowsLinksAndMovesMadeSincePreparation) {
+  TransformComponent tc(WithMode(GetParam()));
+  std::vector<Instance> n;
+  for (uint32_t k = 0; k < 5; ++k) {
+    STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(k, 0), T(0)));
+    n.push_back(i);
+  }
+  // A run of lone roots, prepared as such.
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch batch,
+                              tc.PrepareBatch({n[0], n[1], n[2]}));
+  STRATA_ASSERT_OK(tc.SetLocalBatch(batch, {T(1), T(2), T(3)}));
+  Settle(tc);
+  EXPECT_EQ(tc.World(n[2]), T(3));
+  // Now n[2] hangs below n[1] and n[4] below n[2]: the run is a hierarchy.
+  STRATA_ASSERT_OK(tc.Link(n[2], n[1]));
+  STRATA_ASSERT_OK(tc.Link(n[4], n[2]));
+  ASSERT_TRUE(tc.SetLocal(n[4], T(100)));
+  STRATA_ASSERT_OK(tc.SetLocalBatch(batch, {T(10), T(20), T(30)}));
+  Settle(tc);
+  EXPECT_EQ(tc.World(n[0]), T(10));
+  EXPECT_EQ(tc.World(n[2]), T(50));
+  EXPECT_EQ(tc.World(n[4]), T(150));
+  // n[3] is destroyed: the others move (swap-erase), the batch finds them again.
+  STRATA_ASSERT_OK(tc.Destroy(n[3]));
+  STRATA_ASSERT_OK(tc.Unlink(n[2]));
+  STRATA_ASSERT_OK(tc.SetLocalBatch(batch, {T(1), T(2), T(3)}));
+  Settle(tc);
+  EXPECT_EQ(tc.World(n[1]), T(2));
+  EXPECT_EQ(tc.World(n[2]), T(3));
+  EXPECT_EQ(tc.World(n[4]), T(103));
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST_P(TransformModes, PreparedBatchTakesLastOfRepeatsAndSetsParentsBeforeChildren) {
+  TransformComponent tc(WithMode(GetParam()));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(0, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(1, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance r, tc.Create(Entity(2, 0), T(0)));
+  STRATA_ASSERT_OK(tc.Link(c, p));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch batch,
+                              tc.PrepareBatch({c, r, p, c, r}));
+  for (float frame : {1.0f, 2.0f, 3.0f}) {  // reused frame after frame
+    STRATA_ASSERT_OK(tc.SetLocalBatch(
+        batch, {T(frame), T(-1), T(10 * frame), T(2 * frame), T(-frame)}));
+    Settle(tc);
+    EXPECT_EQ(tc.Local(c), T(2 * frame));
+    EXPECT_EQ(tc.World(c), T(12 * frame));
+    EXPECT_EQ(tc.World(r), T(-frame));
+  }
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
 TEST_P(TransformModes, DestroyListenerRemovesTransforms) {
   EntityManager manager;
   TransformComponent tc(WithMode(GetParam()));
@@ -434,6 +546,9 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
   std::map<Entity, RefNode> ref;
   std::map<Entity, Instance> handle;
   std::vector<Instance> stale;
+  // A prepared batch kept across steps, so the steps between make it stale.
+  TransformComponent::PreparedBatch prepared;
+  std::vector<Entity> prepared_entities;
 
   auto pick = [&]() {
     auto it = ref.begin();
@@ -516,6 +631,29 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
         ref[e].local = ls[k];  // the last one wins, as in the component
       }
       ASSERT_THAT(tc.SetLocalBatch(is, ls), IsOk());
+    } else if (op < 93) {
+      if (prepared_entities.empty() || rng.Bernoulli(0.25)) {
+        const size_t n = 1 + rng.UniformIndex(ref.size() + 2);
+        std::vector<Instance> is(n);
+        prepared_entities.resize(n);
+        for (size_t k = 0; k < n; ++k) {
+          prepared_entities[k] = pick();
+          is[k] = handle.at(prepared_entities[k]);
+        }
+        STRATA_ASSERT_OK_AND_ASSIGN(prepared, tc.PrepareBatch(is));
+      }
+      std::vector<Matrix4x4> ls(prepared_entities.size());
+      for (Matrix4x4& l : ls) l = RandomRigid(rng);
+      bool all_alive = true;
+      for (Entity e : prepared_entities) all_alive &= ref.contains(e);
+      const absl::Status s = tc.SetLocalBatch(prepared, ls);
+      if (all_alive) {
+        ASSERT_THAT(s, IsOk());
+        for (size_t k = 0; k < ls.size(); ++k) ref[prepared_entities[k]].local = ls[k];
+      } else {
+        ASSERT_THAT(s, StatusIs(absl::StatusCode::kNotFound));  // and nothing changed
+        prepared_entities.clear();
+      }
     } else if (op < 95) {
       if (!stale.empty()) {
         const Instance s = stale[rng.UniformIndex(stale.size())];
@@ -622,8 +760,35 @@ class LargeUpdates {
     all_ = entities;
   }
 
-  // Sets `which` (entities) to fresh matrices, by SetLocalBatch or one SetLocal each.
-  void Set(Random& rng, const std::vector<Entity>& which, bool batch) {
+  enum class How { kSetLocal, kBatch, kPrepared };
+  // Sets `which` (entities) to fresh matrices, by one SetLocal each, SetLocalBatch, or
+  // (`fast` only) SetLocalBatch with a PreparedBatch, prepared, used, then used again
+  // with other matrices: the second use skips the handle checks.
+  void Set(Random& rng, const std::vector<Entity>& which, How how) {
+    if (how == How::kPrepared) {
+      std::vector<Instance> instances;
+      for (Entity e : which) instances.push_back(fast_->Lookup(e));
+      STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch batch,
+                                  fast_->PrepareBatch(instances));
+      std::vector<Matrix4x4> first(which.size());
+      for (Matrix4x4& l : first) l = RandomRigid(rng);
+      ASSERT_THAT(fast_->SetLocalBatch(batch, first), IsOk());
+      fast_->UpdateWorld();
+      std::vector<Matrix4x4> second;
+      for (Entity e : which) {
+        second.push_back(RandomRigid(rng));
+        ref_[e].local = second.back();
+      }
+      ASSERT_THAT(fast_->SetLocalBatch(batch, second), IsOk());
+      fast_->UpdateWorld();
+      // The serial twin gets the same matrices the plain way.
+      ASSERT_THAT(serial_->SetLocalBatch(Lookup(*serial_, which), first), IsOk());
+      serial_->UpdateWorld();
+      ASSERT_THAT(serial_->SetLocalBatch(Lookup(*serial_, which), second), IsOk());
+      serial_->UpdateWorld();
+      return;
+    }
+    const bool batch = how == How::kBatch;
     std::vector<Matrix4x4> locals;
     for (Entity e : which) {
       locals.push_back(RandomRigid(rng));
@@ -656,6 +821,13 @@ class LargeUpdates {
     }
   }
 
+  static std::vector<Instance> Lookup(const TransformComponent& tc,
+                                      const std::vector<Entity>& which) {
+    std::vector<Instance> instances;
+    for (Entity e : which) instances.push_back(tc.Lookup(e));
+    return instances;
+  }
+
   const std::vector<Entity>& roots() const { return roots_; }
   const std::vector<Entity>& all() const { return all_; }
   TransformComponent& fast() { return *fast_; }
@@ -674,8 +846,11 @@ void RunLargeUpdates(Mode mode, size_t threshold, size_t families, size_t childr
   if (::testing::Test::HasFatalFailure()) return;
   // Every root moves (the Hierarchy and FlatAll shapes), in memory order: the
   // all-roots path.
-  for (bool batch : {true, false}) {
-    t.Set(rng, t.roots(), batch);
+  // Prepared: a run of lone roots when there are no children (a plain copy), else the
+  // roots' walks.
+  using How = LargeUpdates::How;
+  for (How how : {How::kBatch, How::kSetLocal, How::kPrepared}) {
+    t.Set(rng, t.roots(), how);
     t.Check();
     if (::testing::Test::HasFatalFailure()) return;
   }
@@ -684,20 +859,26 @@ void RunLargeUpdates(Mode mode, size_t threshold, size_t families, size_t childr
   for (size_t k = 0; k < t.roots().size() + t.roots().size() / 4; ++k) {
     shuffled.push_back(t.roots()[rng.UniformIndex(t.roots().size())]);
   }
-  t.Set(rng, shuffled, true);
-  t.Check();
+  for (How how : {How::kBatch, How::kPrepared}) {
+    t.Set(rng, shuffled, how);
+    t.Check();
+    if (::testing::Test::HasFatalFailure()) return;
+  }
   if (::testing::Test::HasFatalFailure()) return;
   // Every node, parents and children mixed: roots of the walks are the families' roots.
   std::vector<Entity> everyone = t.all();
   for (size_t k = everyone.size(); k > 1; --k) {
     std::swap(everyone[k - 1], everyone[rng.UniformIndex(k)]);
   }
-  t.Set(rng, everyone, true);
-  t.Check();
+  for (How how : {How::kBatch, How::kPrepared}) {
+    t.Set(rng, everyone, how);
+    t.Check();
+    if (::testing::Test::HasFatalFailure()) return;
+  }
   if (::testing::Test::HasFatalFailure()) return;
   // A few nodes only (below every threshold), then idle updates that shrink the dirty
   // range in deferred mode.
-  t.Set(rng, {t.all()[1], t.all()[t.all().size() / 2]}, false);
+  t.Set(rng, {t.all()[1], t.all()[t.all().size() / 2]}, How::kSetLocal);
   for (int frame = 0; frame < 7; ++frame) t.fast().UpdateWorld();
   t.Check();
 }

@@ -20,6 +20,7 @@ namespace HWY_NAMESPACE {
 
 using ::strata::HWY_NAMESPACE::Copy4x4To;
 using ::strata::HWY_NAMESPACE::Multiply4x4To;
+using ::strata::HWY_NAMESPACE::StoreMatrixRows;
 
 // NOTE (streaming): with kStream, the world matrices of nodes without children, and the
 // locals a batch sets, are written with non-temporal stores: nothing reads them back in
@@ -127,6 +128,43 @@ void SetAndUpdateSubtreesT(const HierarchyView& v, const uint32_t* positions,
   }
 }
 
+template <bool kStream>
+void SetRootRunImpl(const HierarchyView& view, uint32_t first, const Matrix4x4* locals,
+                    size_t n) {
+  Matrix4x4* const local = view.local + first;
+  Matrix4x4* const world = view.world + first;
+#if HWY_TARGET == HWY_SCALAR
+  for (size_t k = 0; k < n; ++k) {
+    const Matrix4x4 m = locals[k];
+    local[k] = m;
+    world[k] = m;
+  }
+#else
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::CappedTag<float, 16> d;
+  const size_t lanes = hn::Lanes(d);
+  for (size_t k = 0; k < n; ++k) {
+    // Each part is loaded before it is stored twice: nothing is read back from the
+    // columns, so streamed stores are never re-read.
+    for (size_t i = 0; i < 16; i += lanes) {
+      const auto v = hn::LoadU(d, locals[k].m + i);
+      StoreMatrixRows<kStream>(v, d, local[k].m + i);
+      StoreMatrixRows<kStream>(v, d, world[k].m + i);
+    }
+  }
+#endif
+  if (kStream) FenceStreams();
+}
+
+void SetRootRunT(const HierarchyView& v, uint32_t first, const Matrix4x4* locals, size_t n,
+                 bool stream) {
+  if (stream) {
+    SetRootRunImpl<true>(v, first, locals, n);
+  } else {
+    SetRootRunImpl<false>(v, first, locals, n);
+  }
+}
+
 void UpdateSubtreesT(const HierarchyView& view, const uint32_t* roots, size_t num_roots) {
   const HierarchyView v = view;
   for (size_t k = 0; k < num_roots; ++k) {
@@ -162,6 +200,7 @@ HWY_AFTER_NAMESPACE();
 namespace strata::transform_internal {
 
 HWY_EXPORT(SetAndUpdateSubtreesT);
+HWY_EXPORT(SetRootRunT);
 HWY_EXPORT(UpdateSubtreesT);
 HWY_EXPORT(UpdateRangeT);
 
@@ -170,6 +209,11 @@ void SetAndUpdateSubtrees(const HierarchyView& view, const uint32_t* positions,
                           bool stream) {
   HWY_DYNAMIC_DISPATCH(SetAndUpdateSubtreesT)(view, positions, locals, roots, num_roots,
                                               stream);
+}
+
+void SetRootRun(const HierarchyView& view, uint32_t first, const Matrix4x4* locals, size_t n,
+                bool stream) {
+  HWY_DYNAMIC_DISPATCH(SetRootRunT)(view, first, locals, n, stream);
 }
 
 void UpdateSubtrees(const HierarchyView& view, const uint32_t* roots, size_t num_roots) {

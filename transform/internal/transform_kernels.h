@@ -42,6 +42,13 @@ void SetAndUpdateSubtrees(const HierarchyView& view, const uint32_t* positions,
                           const Matrix4x4* locals, const uint32_t* roots, size_t num_roots,
                           bool stream);
 
+// SetRootRun: for k in [0, n): local[first + k] = world[first + k] = locals[k]. For a run
+// of roots without children (their world is their local); reads no link. stream: as
+// for SetAndUpdateSubtrees (both matrices streamed, then fenced). Calls on disjoint
+// runs may run concurrently.
+void SetRootRun(const HierarchyView& view, uint32_t first, const Matrix4x4* locals, size_t n,
+                bool stream);
+
 // UpdateSubtrees: as SetAndUpdateSubtrees without setting locals; roots are positions.
 void UpdateSubtrees(const HierarchyView& view, const uint32_t* roots, size_t num_roots);
 
