@@ -82,11 +82,12 @@ class TransformComponent {
     // (SetLocalBatch) or dirty nodes (UpdateWorld) is split across oneTBB's worker
     // threads, by whole subtrees; smaller ones run on the calling thread. Same results.
     size_t parallel_min_nodes = size_t{1} << 14;
-    // stream_min_nodes: an update known to write at least this many nodes (SetLocalBatch:
-    // the distinct nodes set; UpdateWorld: the dirty nodes) writes the set locals and
-    // the worlds of nodes without children with non-temporal stores: they bypass the
-    // caches, so the update moves fewer bytes, but the renderer then reads those worlds
-    // from memory. Smaller updates keep them in cache. Same results.
+    // stream_min_nodes: a SetLocalBatch known to write at least this many nodes (the
+    // distinct nodes set) writes the set locals and the worlds of nodes without
+    // children with non-temporal stores: they bypass the caches, so the update moves
+    // fewer bytes, but the renderer then reads those worlds from memory. Smaller
+    // batches keep them in cache. Same results. (UpdateWorld never streams: measured
+    // slower there, see README.)
     size_t stream_min_nodes = size_t{1} << 16;
   };
 

@@ -694,7 +694,7 @@ TEST_P(TransformModes, RandomSequencesMatchNaiveReference) {
 }
 
 // The same sequences with every update of 2 (or 8) nodes or more "large": batches and
-// deferred updates run split across threads, with streaming stores.
+// deferred updates run split across threads, batches with streaming stores.
 TEST_P(TransformModes, RandomSequencesMatchNaiveReferenceOnTheParallelStreamingPaths) {
   const uint64_t seed = ::strata::testing::TestSeed() + 100;
   for (uint64_t round = 0; round < 4; ++round) {
@@ -890,7 +890,7 @@ TEST_P(TransformModes, LargeUpdatesAreBitIdenticalToSerialWithLowThresholds) {
 }
 
 // Above the default thresholds (parallel_min_nodes 16384, stream_min_nodes 65536 of
-// the written nodes for a batch, of the dirty nodes for UpdateWorld).
+// the written nodes for a batch).
 TEST_P(TransformModes, LargeUpdatesAreBitIdenticalToSerialAtDefaultThresholds) {
   TransformComponent::Options defaults;
   ASSERT_LE(defaults.parallel_min_nodes, 20000u);

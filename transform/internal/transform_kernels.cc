@@ -174,20 +174,10 @@ void UpdateSubtreesT(const HierarchyView& view, const uint32_t* roots, size_t nu
   }
 }
 
-template <bool kStream>
-void UpdateRangeImpl(const HierarchyView& view, uint32_t begin, uint32_t end) {
+void UpdateRangeT(const HierarchyView& view, uint32_t begin, uint32_t end) {
   const HierarchyView v = view;
   for (uint32_t i = begin; i < end; ++i) {
-    ComputeWorldFrom<kStream>(v, i, v.local[i].m, kStream && v.first_child[i] == kNone);
-  }
-  if (kStream) FenceStreams();
-}
-
-void UpdateRangeT(const HierarchyView& v, uint32_t begin, uint32_t end, bool stream) {
-  if (stream) {
-    UpdateRangeImpl<true>(v, begin, end);
-  } else {
-    UpdateRangeImpl<false>(v, begin, end);
+    ComputeWorldFrom<false>(v, i, v.local[i].m, false);
   }
 }
 
@@ -220,8 +210,8 @@ void UpdateSubtrees(const HierarchyView& view, const uint32_t* roots, size_t num
   HWY_DYNAMIC_DISPATCH(UpdateSubtreesT)(view, roots, num_roots);
 }
 
-void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end, bool stream) {
-  HWY_DYNAMIC_DISPATCH(UpdateRangeT)(view, begin, end, stream);
+void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end) {
+  HWY_DYNAMIC_DISPATCH(UpdateRangeT)(view, begin, end);
 }
 
 }  // namespace strata::transform_internal

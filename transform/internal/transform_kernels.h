@@ -54,10 +54,10 @@ void UpdateSubtrees(const HierarchyView& view, const uint32_t* roots, size_t num
 
 // UpdateRange: for i in [begin, end), in increasing order, world[i] = local[i] *
 // world[parent[i]] (local[i] for a root). Requires every parent in the range to sit
-// before its children. O(end - begin). stream: as for SetAndUpdateSubtrees, for the
-// worlds of nodes without children. Calls on ranges with no parent of one range's node
-// in another range may run concurrently.
-void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end, bool stream);
+// before its children. O(end - begin). Ordinary stores only: streaming the leaves'
+// worlds measured slower here (README, "Large updates"). Calls on ranges with no parent
+// of one range's node in another range may run concurrently.
+void UpdateRange(const HierarchyView& view, uint32_t begin, uint32_t end);
 
 }  // namespace strata::transform_internal
 
