@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "base/status_macros.h"
@@ -200,6 +201,9 @@ struct TransformAnimator::State {
   std::vector<Matrix4x4> base;
   std::vector<float> phase;
   std::vector<Matrix4x4> locals;  // scratch for SetLocalBatch
+  // The roots checked once (the first Step), so each frame's SetLocalBatch skips the
+  // per-handle pass while the hierarchy's layout is unchanged.
+  std::optional<TransformComponent::PreparedBatch> batch;
 };
 
 TransformAnimator::TransformAnimator(World& world, absl::Span<const Entity> entities)
@@ -244,7 +248,10 @@ absl::Status TransformAnimator::Step(World& world, float seconds) {
                            Vector3{1.0f, 1.0f, 1.0f});
     s.locals[i] = motion * s.base[i];
   }
-  STRATA_RETURN_IF_ERROR(world.transforms().SetLocalBatch(s.roots, s.locals));
+  if (!s.batch.has_value()) {
+    STRATA_ASSIGN_OR_RETURN(s.batch, world.transforms().PrepareBatch(s.roots));
+  }
+  STRATA_RETURN_IF_ERROR(world.transforms().SetLocalBatch(*s.batch, s.locals));
   world.UpdateTransforms();
   return absl::OkStatus();
 }

@@ -74,7 +74,8 @@ struct SpriteVertex {
 size_t RenderSprites(World& world, std::vector<SpriteVertex>* out);
 
 // TransformAnimator: moves the roots of the level's hierarchies each frame with one
-// SetLocalBatch, so the transform component propagates to all their descendants.
+// SetLocalBatch on a PreparedBatch (the roots are checked once, not every frame), so
+// the transform component propagates to all their descendants.
 class TransformAnimator {
  public:
   // TransformAnimator: animates every entity of `entities` whose transform is a root
