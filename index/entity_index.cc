@@ -38,6 +38,7 @@ EntityIndex::EntityIndex(MixFunction mix)
     : mix_(mix), registry_(0, KeyHash{this}, KeyEq{this}) {
   records_.push_back(Record{0, 0, nullptr});
   transitions_.assign(size_t{1} << kTransitionBits, kEmptyPrototype);
+  lookups_.assign(size_t{1} << kLookupBits, LookupEntry{0, 0});
   info_.push_back(RecordInfo{0, 0, 0});
 }
 
@@ -73,6 +74,20 @@ absl::Status EntityIndex::CheckSlot(Entity entity, Slot slot, uint32_t* base) co
   }
   // An older generation left behind (destroyed without RemoveEntity): replaced.
   return absl::OkStatus();
+}
+
+ComponentManager* EntityIndex::FindComponentManagerSlow(uint32_t prototype,
+                                                        uint32_t name) const {
+  const Record* records = records_.data();
+  for (uint32_t p = prototype; p != kEmptyPrototype; p = records[p].base) {
+    if (records[p].name != name) continue;
+    if (prototype < 0xFFFFu && p < 0xFFFFu) {
+      lookups_[LookupSlot(prototype, name)] =
+          LookupEntry{static_cast<uint16_t>(prototype), static_cast<uint16_t>(p)};
+    }
+    return records[p].manager;
+  }
+  return nullptr;
 }
 
 bool EntityIndex::ChainHas(uint32_t prototype, uint32_t name) const {
@@ -296,6 +311,8 @@ size_t EntityIndex::CollectGarbage() {
       prototype = base;
     }
   }
+  // A freed record may be reused for another chain: forget every cached lookup.
+  if (dropped != 0) std::fill(lookups_.begin(), lookups_.end(), LookupEntry{0, 0});
   return dropped;
 }
 
@@ -321,6 +338,7 @@ std::vector<EntityIndex::ComponentEntry> EntityIndex::Components(Entity entity) 
 size_t EntityIndex::RegistryMemoryUsage() const {
   return records_.capacity() * sizeof(Record) + info_.capacity() * sizeof(RecordInfo) +
          transitions_.capacity() * sizeof(uint32_t) +
+         lookups_.capacity() * sizeof(LookupEntry) +
          free_records_.capacity() * sizeof(uint32_t) +
          index_internal::SwissTableBytes(registry_.capacity(), sizeof(uint32_t),
                                          alignof(uint32_t));

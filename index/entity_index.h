@@ -23,6 +23,8 @@
 //  * prototype records: a dense array of 16-byte {base, name, manager} walked by lookups
 //    (base is a record index, so walking the chain is array indexing, no hashing), plus
 //    cold {id, entity_refs, child_refs}.
+//  * a lookup cache (prototype, name) -> the record of that name in the chain, so a
+//    lookup does not walk the chain (cleared by CollectGarbage, which reuses records).
 //  * the registry: a hash set of record indices keyed by the full {base, manager, name}
 //    triple and hashed by the prototype id, so two prototypes whose 32-bit ids collide
 //    are told apart by comparing the stored triple, never confused.
@@ -124,13 +126,21 @@ class EntityIndex {
                                  ComponentManager* manager, IdString32 name);
 
   // FindComponentManager: the manager holding `entity`'s component `name`, or nullptr
-  // (unknown or stale entity, no such name). O(chain depth), no hashing.
+  // (unknown or stale entity, no such name). O(1) when the (prototype, name) pair is in
+  // the 16 KiB lookup cache (a multiply and two loads), else O(chain depth) and the
+  // answer is cached. Writes that cache (a mutable member), so even concurrent const
+  // calls must not race.
   ComponentManager* FindComponentManager(Entity entity, IdString32 name) const {
-    const Record* records = records_.data();
-    for (uint32_t p = FindPrototype(entity); p != kEmptyPrototype; p = records[p].base) {
-      if (records[p].name == name.value()) return records[p].manager;
+    const uint32_t prototype = FindPrototype(entity);
+    if (prototype == kEmptyPrototype) return nullptr;
+    // Two dependent loads (the cached entry, then the record it names) instead of one
+    // per hop of the chain: a lookup walks half of an 11-deep chain on average.
+    const LookupEntry cached = lookups_[LookupSlot(prototype, name.value())];
+    const Record& r = records_[cached.record];
+    if (cached.prototype == prototype && r.name == name.value()) [[likely]] {
+      return r.manager;
     }
-    return nullptr;
+    return FindComponentManagerSlow(prototype, name.value());
   }
 
   // UnregisterComponent: removes `name` from `entity`: the entity moves to the chain
@@ -246,6 +256,28 @@ class EntityIndex {
     bool operator()(const Key& key, uint32_t record) const { return (*this)(record, key); }
   };
 
+  // NOTE: a lookup cache entry is 4 bytes: {prototype, record}, 16 bits each, meaning
+  // "`record` is the entry of prototype's chain named records_[record].name". Names are
+  // unique within a chain, so comparing the prototype and the record's name verifies an
+  // entry. {0, 0} never matches (a lookup's prototype is never P0). Prototypes or
+  // records at or above 0xFFFF are not cached. Entries go stale only when a record is
+  // freed or reused, which only CollectGarbage() does, so it clears the cache.
+  struct LookupEntry {
+    uint16_t prototype;
+    uint16_t record;
+  };
+  static_assert(sizeof(LookupEntry) == 4, "lookup cache entry is 4 bytes");
+  // NOTE: 4096 entries (16 KiB), direct-mapped, for the (prototype, name) pairs that
+  // are looked up: the benchmark's 75 compositions have ~450.
+  static constexpr uint32_t kLookupBits = 12;
+  static uint32_t LookupSlot(uint32_t prototype, uint32_t name) {
+    // Names are XXH32 values, already well mixed; the prototype is spread by a
+    // Fibonacci multiply. The top bits of the xor index the cache.
+    return (name ^ (prototype * 0x9E3779B9u)) >> (32 - kLookupBits);
+  }
+  // FindComponentManager's cache miss: walks the chain and caches what it finds.
+  ComponentManager* FindComponentManagerSlow(uint32_t prototype, uint32_t name) const;
+
   // The prototype of `entity`, kEmptyPrototype if it has none or is stale.
   uint32_t FindPrototype(Entity entity) const {
     const uint32_t page = entity.index() >> kPageBits;
@@ -352,6 +384,8 @@ class EntityIndex {
   // if the record it names still is {base, manager, name}, so it never needs
   // invalidating (records are never shrunk, only reused).
   std::vector<uint32_t> transitions_;
+  // Cache of FindComponentManager's answers, see LookupEntry.
+  mutable std::vector<LookupEntry> lookups_;
   uint64_t registry_probes_ = 0;
 };
 

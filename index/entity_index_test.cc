@@ -402,6 +402,60 @@ TEST(EntityIndex, CollectGarbageKeepsEveryReferencedPrototype) {
   EXPECT_EQ(index.num_prototypes(), 3u);
 }
 
+// FindComponentManager caches (prototype, entry of its chain); GC may reuse both
+// records for other chains, and a stale entry whose record still has the name looked
+// up would answer for a chain that no longer contains it.
+TEST(EntityIndex, LookupCacheForgetsRecordsThatGarbageCollectionReuses) {
+  Managers m;
+  EntityIndex index;
+  const Entity a(1, 0), b(2, 0), c(3, 0);
+  ASSERT_THAT(index.RegisterComponent(a, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.RegisterComponent(a, &m.transform, kTransform), IsOk());
+  const EntityIndex::PrototypeHandle a_leaf = index.PrototypeOf(a);
+  EXPECT_EQ(index.FindComponentManager(a, kFog), &m.render_data_1);  // cached
+  // b keeps {Fog} alive; a's leaf {Fog, Transform} goes.
+  ASSERT_THAT(index.RegisterComponent(b, &m.render_data_1, kFog), IsOk());
+  ASSERT_TRUE(index.RemoveEntity(a));
+  EXPECT_EQ(index.CollectGarbage(), 1u);
+  // c's new prototype {Sky} reuses a's freed leaf; its chain has no Fog.
+  ASSERT_THAT(index.RegisterComponent(c, &m.transform, IdString32("Sky")), IsOk());
+  ASSERT_EQ(index.PrototypeOf(c), a_leaf);
+  EXPECT_EQ(index.FindComponentManager(c, kFog), nullptr);
+  EXPECT_EQ(index.FindComponentManager(c, IdString32("Sky")), &m.transform);
+  EXPECT_EQ(index.FindComponentManager(b, kFog), &m.render_data_1);
+}
+
+// Lookups that repeat (the cached path) and lookups of every name of every chain
+// agree with Components(), including after an unregister moved the entity.
+TEST(EntityIndex, CachedLookupsAgreeWithTheChain) {
+  Managers m;
+  EntityIndex index;
+  const IdString32 names[] = {kTransform, kFog, kVignette, kBloom};
+  RenderDataManager* managers[] = {&m.transform, &m.render_data_1, &m.render_data_2,
+                                   &m.render_data_1};
+  for (uint32_t i = 0; i < 64; ++i) {
+    const Entity e(i, 0);
+    for (int k = 0; k < 4; ++k) {
+      if ((i >> k) & 1) {
+        ASSERT_THAT(index.RegisterComponent(e, managers[k], names[k]), IsOk());
+      }
+    }
+    if (i % 3 == 0 && (i & 1)) {
+      ASSERT_THAT(index.UnregisterComponent(e, kTransform), IsOk());
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (uint32_t i = 0; i < 64; ++i) {
+      const Entity e(i, 0);
+      for (int k = 0; k < 4; ++k) {
+        const bool has = ((i >> k) & 1) && !(k == 0 && i % 3 == 0);
+        EXPECT_EQ(index.FindComponentManager(e, names[k]), has ? managers[k] : nullptr)
+            << "entity " << i << " name " << k << " round " << round;
+      }
+    }
+  }
+}
+
 TEST(EntityIndex, BatchProbesTheRegistryOncePerDistinctPrototype) {
   Managers m;
   EntityIndex index;
@@ -617,9 +671,9 @@ TEST(EntityIndex, MemoryUsageMatchesTheAllocator) {
     }
     EXPECT_EQ(index.num_prototypes(), 101u);
     ExpectMemoryUsageMatches(index.MemoryUsage(), GlobalAllocationCounter().live_bytes() - before);
-    // 20 pages of 4 KiB (4-byte slots) and the registry (records, hash set and the
-    // 16 KiB transition cache).
-    EXPECT_LT(index.RegistryMemoryUsage(), 24u * 1024);
+    // 20 pages of 4 KiB (4-byte slots) and the registry (records, hash set, the
+    // 16 KiB transition cache and the 16 KiB lookup cache).
+    EXPECT_LT(index.RegistryMemoryUsage(), 40u * 1024);
     EXPECT_LT(index.MemoryUsage(), index.RegistryMemoryUsage() + 20u * 4096 + 1024);
   }
   EXPECT_EQ(GlobalAllocationCounter().live_bytes(), before);
