@@ -280,7 +280,7 @@ absl::Status EntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
   return absl::OkStatus();
 }
 
-bool EntityIndex::RemoveEntity(Entity entity) {
+bool EntityIndex::RemoveEntitySlow(Entity entity) {
   const uint32_t prototype = FindPrototype(entity);
   if (prototype == kEmptyPrototype) return false;
   SetPrototype(SlotAt(entity.index()), entity.index(), prototype, entity.generation(),

@@ -150,7 +150,22 @@ class EntityIndex {
 
   // RemoveEntity: forgets `entity`; false if it was not registered (or is stale). O(1).
   // Its prototypes stay until CollectGarbage().
-  bool RemoveEntity(Entity entity);
+  bool RemoveEntity(Entity entity) {
+    // The common case inline: a packed slot of this generation (one per destroyed
+    // entity, after its destroy handlers' lookups brought the slot into L1).
+    const uint32_t page = entity.index() >> kPageBits;
+    if (page < pages_.size() && pages_[page] != nullptr) [[likely]] {
+      PackedSlot& slot = pages_[page][entity.index() & (kPageSize - 1)];
+      if (slot.prototype != kEmptyPrototype && slot.prototype != kWideSlot &&
+          slot.generation == entity.generation()) [[likely]] {
+        --info_[slot.prototype].entity_refs;
+        --num_entities_;
+        slot = PackedSlot{0, 0};
+        return true;
+      }
+    }
+    return RemoveEntitySlow(entity);
+  }
   // RemoveEntity(entities): the batch form (fits EntityManager::DestroyListener);
   // returns how many were removed. Unknown and stale entities are skipped.
   size_t RemoveEntity(absl::Span<const Entity> entities);
@@ -315,6 +330,8 @@ class EntityIndex {
   // current prototype in *base (kEmptyPrototype if the slot is free or holds an older
   // generation).
   absl::Status CheckSlot(Entity entity, Slot slot, uint32_t* base) const;
+  // RemoveEntity's general case (wide slots; unknown, stale or absent entities).
+  bool RemoveEntitySlow(Entity entity);
   // RegisterComponent's general case.
   absl::Status RegisterComponentSlow(Entity entity, ComponentManager* manager,
                                      IdString32 name);
