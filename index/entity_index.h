@@ -21,6 +21,7 @@
 //    {generation, prototype} of 16 bits each (a value that does not fit is kept whole
 //    in a side table); pages of 1024 slots are allocated on first use.
 //  * prototype records: a dense array of 16-byte {base, name, manager} walked by lookups
+//    that miss the lookup cache, by registrations that add a prototype, and by GC
 //    (base is a record index, so walking the chain is array indexing, no hashing), plus
 //    cold {id, entity_refs, child_refs}.
 //  * a lookup cache (prototype, name) -> the record of that name in the chain, so a
