@@ -45,30 +45,11 @@ absl::Status RegisterByName(EntityIndex& index, ComponentManager* manager,
 
 absl::Status SpawnTransforms(const ComponentSpawnBatch& batch) {
   World& world = WorldOf(batch);
-  STRATA_RETURN_IF_ERROR(CheckStride(batch, kTransformTypeName, kTransformInstanceSize));
-  const std::vector<Entity> owners = Owners(batch);
-  // NOTE: the view guarantees the data is 16-byte aligned and num_instances * 64 bytes,
-  // so it is used in place as the Matrix4x4 array, as transform/transform_resource.cc does.
-  const auto* locals = reinterpret_cast<const Matrix4x4*>(batch.data.data());
-  std::vector<TransformComponent::Instance> created(batch.num_instances);
-  STRATA_RETURN_IF_ERROR(world.transforms().CreateBatch(
-      owners, absl::MakeConstSpan(locals, batch.num_instances), absl::MakeSpan(created)));
-  // Link each transform to its nearest ancestor entity that has one. Resource entities
-  // come parents first, so an ancestor's slot is filled before its descendants look.
-  std::vector<TransformComponent::Instance> by_entity(batch.entities.size());
-  for (uint32_t i = 0; i < batch.num_instances; ++i) by_entity[batch.entity_index[i]] = created[i];
-  std::vector<TransformComponent::Instance> children, parents;
-  for (uint32_t i = 0; i < batch.num_instances; ++i) {
-    uint32_t ancestor = batch.parent_index[batch.entity_index[i]];
-    while (ancestor != kNoParent && !by_entity[ancestor].is_valid()) {
-      ancestor = batch.parent_index[ancestor];
-    }
-    if (ancestor == kNoParent) continue;
-    children.push_back(created[i]);
-    parents.push_back(by_entity[ancestor]);
-  }
-  STRATA_RETURN_IF_ERROR(world.transforms().LinkBatch(children, parents));
-  return RegisterByName(world.index(), &world.transform_manager(), owners, batch.names);
+  // Create and link as the transform package's own spawn function does, then index
+  // the instances by name, which that function knows nothing of.
+  STRATA_RETURN_IF_ERROR(SpawnTransformBatch(world.transforms(), batch));
+  return RegisterByName(world.index(), &world.transform_manager(), Owners(batch),
+                        batch.names);
 }
 
 // The spawn function of a manager with a Spawn(owners, names, data, index) body (the

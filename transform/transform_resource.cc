@@ -39,13 +39,20 @@ TransformComponent* DefaultFromContext(void* context) {
 
 absl::Status SpawnTransforms(TransformComponentFromContext from_context,
                              const ComponentSpawnBatch& batch) {
-  if (batch.instance_stride != kTransformInstanceSize) {
-    return absl::DataLossError(absl::StrCat("transform: instance stride ", batch.instance_stride,
-                                            ", expected ", kTransformInstanceSize));
-  }
   TransformComponent* transforms = from_context(batch.context);
   if (transforms == nullptr) {
     return absl::FailedPreconditionError("transform: the spawn context has no TransformComponent");
+  }
+  return SpawnTransformBatch(*transforms, batch);
+}
+
+}  // namespace
+
+absl::Status SpawnTransformBatch(TransformComponent& transforms,
+                                 const ComponentSpawnBatch& batch) {
+  if (batch.instance_stride != kTransformInstanceSize) {
+    return absl::DataLossError(absl::StrCat("transform: instance stride ", batch.instance_stride,
+                                            ", expected ", kTransformInstanceSize));
   }
   // NOTE: the view guarantees the data is 16-byte aligned and num_instances * 64 bytes,
   // so it is used in place as the Matrix4x4 array (an implicit-lifetime type).
@@ -53,7 +60,7 @@ absl::Status SpawnTransforms(TransformComponentFromContext from_context,
   std::vector<Entity> owners(batch.num_instances);
   for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
   std::vector<TransformComponent::Instance> created(batch.num_instances);
-  STRATA_RETURN_IF_ERROR(transforms->CreateBatch(
+  STRATA_RETURN_IF_ERROR(transforms.CreateBatch(
       owners, absl::MakeConstSpan(locals, batch.num_instances), absl::MakeSpan(created)));
 
   // Resource entity -> its transform, to find each instance's nearest ancestor with one.
@@ -73,10 +80,8 @@ absl::Status SpawnTransforms(TransformComponentFromContext from_context,
   }
   // Instances come in entity order, parents before children, so each Link updates a
   // subtree of one node: the whole batch is O(n).
-  return transforms->LinkBatch(children, parents);
+  return transforms.LinkBatch(children, parents);
 }
-
-}  // namespace
 
 absl::Status RegisterTransformCompiler(EntityCompiler& compiler, int spawn_order) {
   return compiler.RegisterComponentCompiler(kTransformTypeName, CompileTransform, spawn_order,

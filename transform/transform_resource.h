@@ -63,6 +63,14 @@ using TransformComponentFromContext = TransformComponent* (*)(void* context);
 absl::Status RegisterTransformSpawner(EntitySpawner& spawner,
                                       TransformComponentFromContext from_context = nullptr);
 
+// SpawnTransformBatch: the "transform" spawn function's work on `transforms`, for an
+// engine that registers its own spawn function to do more per batch (its World also
+// indexes the instances by name): creates the batch's transforms in one CreateBatch
+// and links each to its nearest ancestor's in one LinkBatch. Errors as above. O(n) plus
+// the ancestor walks over entities without a transform.
+absl::Status SpawnTransformBatch(TransformComponent& transforms,
+                                 const ComponentSpawnBatch& batch);
+
 }  // namespace strata
 
 #endif  // STRATA_TRANSFORM_TRANSFORM_RESOURCE_H_
