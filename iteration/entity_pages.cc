@@ -76,7 +76,7 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
                                                            size_t size,
                                                            size_t alignment) {
   if (name.empty()) return absl::InvalidArgumentError("component name is empty");
-  if (!IsPowerOfTwo(alignment) || alignment > 4096) {
+  if (!IsPowerOfTwo(alignment) || alignment > kMaxComponentAlignment) {
     return absl::InvalidArgumentError(
         absl::StrCat("component '", name, "': alignment ", alignment,
                      " is not a power of two <= 4096"));
@@ -101,7 +101,7 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
       std::vector<std::byte*>(page_capacity_, nullptr),
       // A tag's pool never allocates; its block size just has to be nonzero.
       iteration_internal::PagePool(std::max<size_t>(size, 1) * kEntityPageSize,
-                                   alignment)});
+                                   alignment, &chunk_pool_)});
   num_types_ = static_cast<uint32_t>(types_.size());
   return id;
 }
@@ -409,14 +409,19 @@ size_t EntityPages::ReleaseEmptyPages() {
 }
 
 size_t EntityPages::ReleaseUnusedMemory() {
-  size_t released = entity_page_pool_.ReleaseUnusedSlabs();
-  for (ComponentType& type : types_) released += type.pool.ReleaseUnusedSlabs();
-  return released;
+  const size_t before = reserved_page_bytes();
+  // The pools first: the chunks they give back may empty the chunk pool's slabs.
+  entity_page_pool_.ReleaseUnusedSlabs();
+  for (ComponentType& type : types_) type.pool.ReleaseUnusedSlabs();
+  chunk_pool_.ReleaseUnusedSlabs();
+  return before - reserved_page_bytes();
 }
 
 size_t EntityPages::reserved_page_bytes() const {
-  size_t bytes = entity_page_pool_.reserved_bytes();
-  for (const ComponentType& type : types_) bytes += type.pool.reserved_bytes();
+  // What the store holds from the system: the chunk pool's slabs, plus the slabs the
+  // pools allocated themselves (pages larger than a chunk).
+  size_t bytes = chunk_pool_.reserved_bytes() + entity_page_pool_.system_bytes();
+  for (const ComponentType& type : types_) bytes += type.pool.system_bytes();
   return bytes;
 }
 

@@ -346,6 +346,14 @@ class EntityPages {
 
   EntityManager* manager_;
   EntityManager::ListenerId listener_id_;
+  // The upstream of every page pool below (declared first: it must outlive them): all
+  // types' pages share its huge-page slabs in kChunkBytes chunks, so the store holds at
+  // most one partly used 2 MiB slab, not one per type. Pages larger than a chunk (a
+  // component over kChunkBytes / 32 bytes) get slabs of their own.
+  // NOTE: chunks are aligned to kMaxComponentAlignment, so every type can use them.
+  static constexpr size_t kChunkBytes = size_t{16} << 10;
+  static constexpr size_t kMaxComponentAlignment = 4096;
+  iteration_internal::PagePool chunk_pool_{kChunkBytes, kMaxComponentAlignment};
   std::vector<ComponentType> types_;
   // types_.size(), kept apart so the hot paths' range check is a compare, not a
   // division by sizeof(ComponentType).
@@ -354,7 +362,8 @@ class EntityPages {
   size_t page_capacity_ = 0;
   std::vector<uint32_t> occupied_;          // page_capacity_ long
   std::vector<EntityPage*> entity_pages_;   // page_capacity_ long; null = released
-  iteration_internal::PagePool entity_page_pool_{sizeof(EntityPage), alignof(EntityPage)};
+  iteration_internal::PagePool entity_page_pool_{sizeof(EntityPage), alignof(EntityPage),
+                                                 &chunk_pool_};
   std::vector<uint32_t> dirty_pages_;
   size_t allocated_data_pages_ = 0;
   size_t allocated_entity_pages_ = 0;

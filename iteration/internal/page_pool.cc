@@ -24,9 +24,10 @@ size_t SlabAlignment(size_t block_alignment) {
 
 }  // namespace
 
-PagePool::PagePool(size_t block_bytes, size_t alignment)
+PagePool::PagePool(size_t block_bytes, size_t alignment, PagePool* upstream)
     : block_bytes_(block_bytes),
       alignment_(std::max(alignment, alignof(FreeBlock))),
+      upstream_(upstream),
       stride_(RoundUp(block_bytes, alignment_)),
       next_slab_bytes_(kFirstSlabBytes) {
   assert(block_bytes > 0);
@@ -38,6 +39,7 @@ PagePool::~PagePool() { ReleaseAll(); }
 PagePool::PagePool(PagePool&& other) noexcept
     : block_bytes_(other.block_bytes_),
       alignment_(other.alignment_),
+      upstream_(other.upstream_),
       stride_(other.stride_),
       free_list_(std::exchange(other.free_list_, nullptr)),
       bump_(std::exchange(other.bump_, nullptr)),
@@ -45,13 +47,15 @@ PagePool::PagePool(PagePool&& other) noexcept
       slabs_(std::exchange(other.slabs_, {})),
       next_slab_bytes_(std::exchange(other.next_slab_bytes_, kFirstSlabBytes)),
       live_blocks_(std::exchange(other.live_blocks_, 0)),
-      reserved_bytes_(std::exchange(other.reserved_bytes_, 0)) {}
+      reserved_bytes_(std::exchange(other.reserved_bytes_, 0)),
+      system_bytes_(std::exchange(other.system_bytes_, 0)) {}
 
 PagePool& PagePool::operator=(PagePool&& other) noexcept {
   if (this != &other) {
     ReleaseAll();
     block_bytes_ = other.block_bytes_;
     alignment_ = other.alignment_;
+    upstream_ = other.upstream_;
     stride_ = other.stride_;
     free_list_ = std::exchange(other.free_list_, nullptr);
     bump_ = std::exchange(other.bump_, nullptr);
@@ -60,32 +64,50 @@ PagePool& PagePool::operator=(PagePool&& other) noexcept {
     next_slab_bytes_ = std::exchange(other.next_slab_bytes_, kFirstSlabBytes);
     live_blocks_ = std::exchange(other.live_blocks_, 0);
     reserved_bytes_ = std::exchange(other.reserved_bytes_, 0);
+    system_bytes_ = std::exchange(other.system_bytes_, 0);
   }
   return *this;
 }
 
 void PagePool::ReleaseAll() {
-  for (const Slab& slab : slabs_) {
-    Unpoison(slab.begin, slab.bytes);
-    DeallocateLarge(slab.begin, slab.bytes, SlabAlignment(alignment_));
-  }
+  for (const Slab& slab : slabs_) FreeSlab(slab);
   slabs_.clear();
   free_list_ = nullptr;
   bump_ = bump_end_ = nullptr;
   reserved_bytes_ = 0;
+  system_bytes_ = 0;
+}
+
+void PagePool::FreeSlab(const Slab& slab) {
+  Unpoison(slab.begin, slab.bytes);
+  if (slab.from_upstream) {
+    upstream_->Free(slab.begin);
+  } else {
+    DeallocateLarge(slab.begin, slab.bytes, SlabAlignment(alignment_));
+  }
 }
 
 void* PagePool::AllocateFromNewSlab() {
-  // Sizes double from 16 KiB; past half a huge page they jump to a whole one, the
-  // size AllocateLarge rounds to anyway. A block larger than that gets a slab of its
-  // own size.
-  size_t bytes = next_slab_bytes_;
-  if (bytes >= kHugePageAdviseBytes) bytes = kHugePageBytes;
-  bytes = std::max(bytes, stride_);
-  next_slab_bytes_ = std::min(bytes * 2, kHugePageBytes);
-  auto* begin = static_cast<std::byte*>(AllocateLarge(bytes, SlabAlignment(alignment_)));
+  size_t bytes;
+  std::byte* begin;
+  const bool from_upstream = upstream_ != nullptr && stride_ <= upstream_->block_bytes() &&
+                             SlabAlignment(alignment_) <= upstream_->alignment();
+  if (from_upstream) {
+    bytes = upstream_->block_bytes();
+    begin = static_cast<std::byte*>(upstream_->Allocate());
+  } else {
+    // Sizes double from 16 KiB; past half a huge page they jump to a whole one, the
+    // size AllocateLarge rounds to anyway. A block larger than that gets a slab of its
+    // own size.
+    bytes = next_slab_bytes_;
+    if (bytes >= kHugePageAdviseBytes) bytes = kHugePageBytes;
+    bytes = std::max(bytes, stride_);
+    next_slab_bytes_ = std::min(bytes * 2, kHugePageBytes);
+    begin = static_cast<std::byte*>(AllocateLarge(bytes, SlabAlignment(alignment_)));
+    system_bytes_ += bytes;
+  }
   Poison(begin, bytes);
-  slabs_.push_back({begin, bytes});
+  slabs_.push_back({begin, bytes, from_upstream});
   reserved_bytes_ += bytes;
   bump_ = begin + stride_;
   bump_end_ = begin + bytes / stride_ * stride_;
@@ -144,9 +166,9 @@ size_t PagePool::ReleaseUnusedSlabs() {
   size_t kept = 0;
   for (size_t s = 0; s < slabs_.size(); ++s) {
     if (release[s]) {
-      Unpoison(slabs_[s].begin, slabs_[s].bytes);
-      DeallocateLarge(slabs_[s].begin, slabs_[s].bytes, SlabAlignment(alignment_));
+      FreeSlab(slabs_[s]);
       released += slabs_[s].bytes;
+      if (!slabs_[s].from_upstream) system_bytes_ -= slabs_[s].bytes;
     } else {
       slabs_[kept++] = slabs_[s];
     }

@@ -18,6 +18,11 @@
 // Memory policy: freed blocks stay in the pool (a game that removes a component this
 // frame usually adds it back the next) until ReleaseUnusedSlabs().
 //
+// Pools can share an upstream pool whose blocks become their slabs ("chunks"): then a
+// pool holds whole chunks of, say, 16 KiB instead of its own slabs of up to 2 MiB, and
+// only the upstream's last slab is partly used, instead of one per pool. EntityPages
+// gives all its pools one upstream.
+//
 // Under AddressSanitizer free blocks are poisoned, so a stale pointer into a released
 // page is reported as a use-after-poison.
 //
@@ -41,7 +46,10 @@ namespace iteration_internal {
 class PagePool {
  public:
   // PagePool: blocks of `block_bytes` (> 0) aligned to `alignment` (a power of two).
-  PagePool(size_t block_bytes, size_t alignment);
+  // With an `upstream` pool (which must outlive this one), slabs are the upstream's
+  // blocks whenever a block fits in one and the upstream's alignment covers ours;
+  // otherwise, and without one, slabs come from AllocateLarge.
+  PagePool(size_t block_bytes, size_t alignment, PagePool* upstream = nullptr);
   ~PagePool();
   PagePool(PagePool&& other) noexcept;
   PagePool& operator=(PagePool&& other) noexcept;
@@ -77,8 +85,9 @@ class PagePool {
     --live_blocks_;
   }
 
-  // ReleaseUnusedSlabs: frees every slab none of whose blocks is in use and returns
-  // the bytes released. O(free blocks * log slabs).
+  // ReleaseUnusedSlabs: gives every slab none of whose blocks is in use back to the
+  // upstream pool or the system and returns the bytes released (an upstream then
+  // frees its own slabs on its own ReleaseUnusedSlabs). O(free blocks * log slabs).
   size_t ReleaseUnusedSlabs();
 
   size_t block_bytes() const { return block_bytes_; }
@@ -86,6 +95,10 @@ class PagePool {
   size_t live_blocks() const { return live_blocks_; }
   // reserved_bytes: bytes of all slabs held, in use or not.
   size_t reserved_bytes() const { return reserved_bytes_; }
+  // system_bytes: the part of reserved_bytes() allocated from the system rather than
+  // taken from the upstream pool.
+  size_t system_bytes() const { return system_bytes_; }
+  size_t alignment() const { return alignment_; }
 
  private:
   struct FreeBlock {
@@ -94,9 +107,12 @@ class PagePool {
   struct Slab {
     std::byte* begin;
     size_t bytes;
+    bool from_upstream;
   };
 
   void* AllocateFromNewSlab();
+  // Gives `slab` back to where it came from (its blocks must not be in use).
+  void FreeSlab(const Slab& slab);
   void ReleaseAll();
   // NOTE: blocks start 8-byte aligned and span a multiple of 32 bytes, ASan's
   // poisoning granularity.
@@ -119,6 +135,7 @@ class PagePool {
 
   size_t block_bytes_;
   size_t alignment_;
+  PagePool* upstream_;
   size_t stride_;  // block_bytes_ rounded up to the alignment
   FreeBlock* free_list_ = nullptr;
   std::byte* bump_ = nullptr;      // next never-used block of the newest slab
@@ -127,6 +144,7 @@ class PagePool {
   size_t next_slab_bytes_;
   size_t live_blocks_ = 0;
   size_t reserved_bytes_ = 0;
+  size_t system_bytes_ = 0;
 };
 
 }  // namespace iteration_internal

@@ -1,5 +1,6 @@
 #include "iteration/internal/page_pool.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -128,6 +129,80 @@ TEST(PagePoolTest, RandomChurnKeepsLiveBlocksIntactAndReleasesOnlyEmptySlabs) {
   pool.ReleaseUnusedSlabs();
   EXPECT_EQ(pool.reserved_bytes(), 0u);
   EXPECT_EQ(pool.live_blocks(), 0u);
+}
+
+TEST(PagePoolTest, SlabsComeFromTheUpstreamAndGoBackToIt) {
+  PagePool chunks(16 * 1024, 4096);
+  PagePool pool(384, 4, &chunks);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) blocks.push_back(pool.Allocate());  // 42 per chunk
+  EXPECT_EQ(chunks.live_blocks(), 3u);
+  EXPECT_EQ(pool.reserved_bytes(), 3u * 16 * 1024);
+  EXPECT_EQ(pool.system_bytes(), 0u);
+  for (void* block : blocks) pool.Free(block);
+  EXPECT_EQ(pool.ReleaseUnusedSlabs(), 3u * 16 * 1024);
+  EXPECT_EQ(chunks.live_blocks(), 0u);
+  EXPECT_GT(chunks.reserved_bytes(), 0u);  // the upstream keeps its slab until asked
+  const size_t held = chunks.reserved_bytes();
+  EXPECT_EQ(chunks.ReleaseUnusedSlabs(), held);
+  EXPECT_EQ(chunks.reserved_bytes(), 0u);
+}
+
+TEST(PagePoolTest, BlocksTooLargeOrTooAlignedForTheUpstreamUseTheirOwnSlabs) {
+  PagePool chunks(16 * 1024, 64);
+  PagePool big(32 * 1024, 8, &chunks);
+  PagePool aligned(256, 4096, &chunks);
+  void* a = big.Allocate();
+  void* b = aligned.Allocate();
+  EXPECT_EQ(chunks.live_blocks(), 0u);
+  EXPECT_EQ(big.system_bytes(), big.reserved_bytes());
+  EXPECT_EQ(aligned.system_bytes(), aligned.reserved_bytes());
+  EXPECT_TRUE(IsAligned(b, 4096));
+  big.Free(a);
+  aligned.Free(b);
+}
+
+// Two pools sharing an upstream, churned at random: blocks never overlap across the
+// pools, keep their contents, and everything returns to the upstream and the system.
+TEST(PagePoolTest, PoolsSharingAnUpstreamNeverOverlap) {
+  PagePool chunks(16 * 1024, 4096);
+  PagePool pools[2] = {PagePool(384, 4, &chunks), PagePool(1024, 32, &chunks)};
+  testing::Random rng(11);
+  std::vector<std::pair<std::byte*, int>> live;  // block, pool
+  for (int round = 0; round < 30; ++round) {
+    for (int i = static_cast<int>(rng.UniformInt(0, 400)); i > 0; --i) {
+      const int which = static_cast<int>(rng.UniformInt(0, 1));
+      auto* block = static_cast<std::byte*>(pools[which].Allocate());
+      std::memset(block, which + 1, pools[which].block_bytes());
+      live.push_back({block, which});
+    }
+    rng.Shuffle(absl::MakeSpan(live));
+    for (size_t i = static_cast<size_t>(rng.UniformInt(0, static_cast<int64_t>(live.size())));
+         i > 0; --i) {
+      pools[live.back().second].Free(live.back().first);
+      live.pop_back();
+    }
+    if (round % 4 == 0) {
+      pools[0].ReleaseUnusedSlabs();
+      pools[1].ReleaseUnusedSlabs();
+      chunks.ReleaseUnusedSlabs();
+    }
+    std::vector<std::pair<std::byte*, std::byte*>> ranges;
+    for (const auto& [block, which] : live) {
+      const size_t bytes = pools[which].block_bytes();
+      ASSERT_EQ(block[0], std::byte(which + 1));
+      ASSERT_EQ(block[bytes - 1], std::byte(which + 1));
+      ranges.push_back({block, block + bytes});
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i) ASSERT_LE(ranges[i - 1].second, ranges[i].first);
+  }
+  for (const auto& [block, which] : live) pools[which].Free(block);
+  pools[0].ReleaseUnusedSlabs();
+  pools[1].ReleaseUnusedSlabs();
+  EXPECT_EQ(chunks.live_blocks(), 0u);
+  chunks.ReleaseUnusedSlabs();
+  EXPECT_EQ(chunks.reserved_bytes(), 0u);
 }
 
 #ifdef ABSL_HAVE_ADDRESS_SANITIZER
