@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
-#include <thread>  // ParallelFor under TSan
 #include <type_traits>
 #include <utility>
 
@@ -17,10 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "base/huge_page_allocator.h"
+#include "base/parallel_for.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "oneapi/tbb/blocked_range.h"
-#include "oneapi/tbb/parallel_for.h"
 #include "oneapi/tbb/parallel_reduce.h"
 #include "oneapi/tbb/task_arena.h"
 #include "transform/internal/transform_kernels.h"
@@ -109,28 +108,13 @@ struct BatchScan {
   }
 };
 
-// ParallelFor: fn(begin, end) over disjoint ranges covering [0, n), each at least
-// `grain` long (but the last), on several threads; returns when all are done.
-// ParallelReduce: the same, fn(begin, end, acc) -> acc, combined left to right with
-// Then (associative, not commutative). Normally oneTBB's parallel_for/parallel_reduce.
-// NOTE (TSan): Debian's libtbb is not TSan-instrumented, so TSan cannot see the
-// synchronisation inside TBB's task pool and flags TBB's own fields (as in iteration/,
-// see iteration/README.md). Under TSan the same kind of disjoint ranges run on
-// std::threads, which TSan does see, so it checks this file's access pattern: which
-// ranges each thread reads and writes.
+// ParallelReduce: fn(begin, end, acc) -> acc over disjoint ranges covering [0, n), each
+// at least `grain` long (but the last), on several threads, combined left to right
+// with Then (associative, not commutative): oneTBB's parallel_reduce. Under TSan (see
+// base/parallel_for.h for why) up to kTsanThreads parts on std::threads through
+// ParallelFor, which the update loops use directly.
 #if defined(__SANITIZE_THREAD__)
 constexpr size_t kTsanThreads = 4;
-
-template <typename Fn>
-void ParallelFor(size_t n, size_t grain, const Fn& fn) {
-  const size_t threads = std::clamp<size_t>(n / std::max<size_t>(grain, 1), 1, kTsanThreads);
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) {
-    pool.emplace_back([&fn, n, t, threads] { fn(n * t / threads, n * (t + 1) / threads); });
-  }
-  fn(0, n / threads);
-  for (std::thread& thread : pool) thread.join();
-}
 
 template <typename Fn>
 BatchScan ParallelReduce(size_t n, size_t grain, const Fn& fn) {
@@ -146,12 +130,6 @@ BatchScan ParallelReduce(size_t n, size_t grain, const Fn& fn) {
   return all;
 }
 #else
-template <typename Fn>
-void ParallelFor(size_t n, size_t grain, const Fn& fn) {
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, std::max<size_t>(grain, 1)),
-                    [&fn](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
-}
-
 template <typename Fn>
 BatchScan ParallelReduce(size_t n, size_t grain, const Fn& fn) {
   return tbb::parallel_reduce(
