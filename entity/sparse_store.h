@@ -6,7 +6,9 @@
 // "permanent" entities (the player) can be held by pointer. Holes are allowed; each
 // slot has a generation (so stale handles resolve to nullptr) and a state (free,
 // pending, active). An iteration list of the active slots is kept up to date on every
-// change, so ForEach over a nearly empty store touches only the live entries.
+// change, so ForEach over a nearly empty store touches only the live entries. Blocks of
+// 16 listed slots that are evenly spaced (a batch added in order, every other slot of
+// one) are remembered and walked by pointer steps, as a contiguous array is.
 // Pending (partially initialised) entries are stored but skipped by iteration until
 // Activate().
 //
@@ -63,7 +65,8 @@ class SparseStore {
         data_(std::allocator<T>().allocate(capacity)),
         state_(new uint8_t[capacity]()),
         list_(new uint32_t[capacity]),
-        list_pos_(new uint32_t[capacity]) {}
+        list_pos_(new uint32_t[capacity]),
+        block_stride_(new uint8_t[capacity / kWalkBlock + 1]()) {}
 
   SparseStore(const SparseStore&) = delete;
   SparseStore& operator=(const SparseStore&) = delete;
@@ -129,6 +132,11 @@ class SparseStore {
       const uint32_t last = list_[--list_size_];
       list_[pos] = last;
       list_pos_[last] = pos;
+      // A block's slots determine its stride, so a block that lost one of them is no
+      // longer evenly spaced (SortIterationList finds new ones); and the last block,
+      // if it was full, is no longer.
+      SetBlockStride(pos / kWalkBlock, 0);
+      if (list_size_ % kWalkBlock == kWalkBlock - 1) SetBlockStride(list_size_ / kWalkBlock, 0);
     }
     state_[slot] = kFree;
     std::destroy_at(data_ + slot);
@@ -169,16 +177,18 @@ class SparseStore {
 
   // ForEach: calls fn(T&) or fn(StoreHandle, T&) for every active entry, walking the
   // iteration list (in blocks of 16, see WalkList): O(active entries), independent of
-  // capacity. Order: activation order, perturbed by removals (see SortIterationList).
+  // capacity. Order: the iteration list's, i.e. activation order perturbed by removals
+  // (see SortIterationList).
   // fn must not add, activate or remove entries of this store; collect handles and
   // change the store afterwards.
   template <typename F>
   void ForEach(F&& fn) {
-    WalkList(list_.get(), list_size_, [&](uint32_t slot) { Invoke(fn, slot); });
+    WalkList(data_, [&](uint32_t slot, T& entry) { Invoke(fn, slot, entry); });
   }
   template <typename F>
   void ForEach(F&& fn) const {
-    WalkList(list_.get(), list_size_, [&](uint32_t slot) { Invoke(fn, slot); });
+    WalkList(static_cast<const T*>(data_),
+             [&](uint32_t slot, const T& entry) { Invoke(fn, slot, entry); });
   }
 
   // ForEachScan: the same visit without the iteration list: the article's plain loop
@@ -207,11 +217,23 @@ class SparseStore {
     return absl::MakeConstSpan(list_.get(), list_size_);
   }
 
+  // evenly_spaced_blocks: how many of the iteration list's full 16-entry blocks ForEach
+  // walks by pointer steps (their slots evenly spaced, see WalkList). Diagnostics: a
+  // figure well below active_size() / 16 on a store filled in order says that removals
+  // have broken the blocks up and SortIterationList would restore them. ForEach steps
+  // only while at least a quarter of the full blocks are evenly spaced (see WalkList).
+  // O(1).
+  size_t evenly_spaced_blocks() const { return stepped_blocks_; }
+
   // SortIterationList: puts the iteration list back in slot (address) order, so
-  // ForEach walks memory forwards again after much churn. O(n log n), n = active.
+  // ForEach walks memory forwards again after much churn, and finds the evenly spaced
+  // blocks that removals had broken up. O(n log n), n = active.
   void SortIterationList() {
     std::sort(list_.get(), list_.get() + list_size_);
     for (uint32_t k = 0; k < list_size_; ++k) list_pos_[list_[k]] = k;
+    for (uint32_t end = kWalkBlock; end <= list_size_; end += kWalkBlock) {
+      UpdateBlockStride(end - kWalkBlock);
+    }
   }
 
   // capacity: slots allocated at construction (some may be retired).
@@ -231,7 +253,7 @@ class SparseStore {
   // MemoryUsage: bytes allocated by the store (fixed at construction).
   size_t MemoryUsage() const {
     return size_t{capacity()} * (sizeof(T) + sizeof(uint8_t) + 2 * sizeof(uint32_t)) +
-           pool_.MemoryUsage();
+           (capacity() / kWalkBlock + 1) + pool_.MemoryUsage();
   }
 
  private:
@@ -239,62 +261,129 @@ class SparseStore {
 
   template <typename F>
   ABSL_ATTRIBUTE_ALWAYS_INLINE void Invoke(F& fn, uint32_t slot) {
-    if constexpr (std::is_invocable_v<F&, StoreHandle, T&>) {
-      fn(pool_.HandleAt(slot), data_[slot]);
-    } else {
-      fn(data_[slot]);
-    }
+    Invoke(fn, slot, data_[slot]);
   }
   template <typename F>
   void Invoke(F& fn, uint32_t slot) const {
-    if constexpr (std::is_invocable_v<F&, StoreHandle, const T&>) {
-      fn(pool_.HandleAt(slot), static_cast<const T&>(data_[slot]));
+    Invoke(fn, slot, static_cast<const T&>(data_[slot]));
+  }
+  // `entry` is data_[slot], passed in so that WalkList can reach it by pointer steps.
+  template <typename F, typename Entry>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Invoke(F& fn, uint32_t slot, Entry& entry) const {
+    if constexpr (std::is_invocable_v<F&, StoreHandle, Entry&>) {
+      fn(pool_.HandleAt(slot), entry);
     } else {
-      fn(static_cast<const T&>(data_[slot]));
+      fn(entry);
     }
   }
 
-  // WalkList: calls visit(slot) for list[0, n) in order. The list is walked in blocks
-  // of kWalkBlock slots, each block first prefetching the list line kWalkPrefetch
-  // slots ahead. Why: a pass streams the entities through L1, which evicts the list's
-  // own lines, and every entity load depends on its index load; a list line that
-  // arrives late stalls the next 16 entity loads, a gap the contiguous store (whose
-  // addresses need no load) never has. Inside a block the loop is unrolled only
-  // kWalkUnroll times. Fully unrolled (16 entity loads, each its own instruction), the
-  // HalfFullWorstCase/Slim walk (every other slot) ran 1.21-1.32x of Contiguous in an
-  // interleaved scratch benchmark; unrolled by 2 it ran 1.15-1.18x, and Full/Slim
-  // 0.91-0.94x instead of 0.95-0.97x. A plausible cause, unconfirmed without performance
-  // counters on our VM: each load instruction then advances 512 bytes per iteration
-  // instead of 4 KiB, within the reach of the L1 prefetcher that follows one
-  // instruction's constant stride (2 KiB on recent Intel cores). Measured on
-  // storage_benchmark Full/Slim and HalfFullWorstCase/Slim, see
-  // README.md. `list` and `n` are passed in as values, so visit's writes (through a
-  // uint32_t&, say) cannot force reloads of list_ or list_size_.
-  template <typename V>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE static void WalkList(const uint32_t* list, uint32_t n,
-                                                    V&& visit) {
+  // WalkList: calls visit(slot, data[slot]) for list_[0, list_size_) in order, in
+  // blocks of kWalkBlock list entries (one 64-byte line of the list).
+  //
+  // A block whose slots are evenly spaced (block_stride_[b] = s != 0: first, first + s,
+  // ..., first + 15s) is walked by pointer steps of s entries. Otherwise each entry's
+  // address waits on its index load, and the block first prefetches the list line
+  // kWalkPrefetch entries ahead. Why: a pass streams the entities through L1, which
+  // evicts the list's own lines, and a list line that arrives late stalls the next 16
+  // entity loads; a contiguous store's loop, whose next address is a register add, has
+  // neither cost. In an interleaved scratch benchmark (the article's Slim work, every
+  // other slot active) the stepped walk ran 1.09-1.10x of Contiguous where the index
+  // walk ran 1.17-1.19x, and 1.24-1.29x instead of 1.47-1.56x while the VM was in its
+  // disturbed phase, in which index-addressed loops slow down the most; on a full store
+  // 0.90-0.97x instead of 0.93x (1.07-1.13x instead of 1.39-1.53x disturbed).
+  //
+  // The per-block check is not free: on a list with no even block (a random half of
+  // the slots active) the same index walk with it ran 1.19-1.26x of Contiguous instead
+  // of 0.97-1.02x in the quiet phase (no difference in the disturbed one; we have no
+  // performance counters here to say why). So blocks are checked only while at least a
+  // quarter of the full blocks are even (kMinSteppedShare); otherwise every block is
+  // walked by index, as before the stepped walk existed.
+  //
+  // Inside a block the loop is unrolled only kWalkUnroll times: fully unrolled, the
+  // index walk ran 1.21-1.32x on every other slot instead of 1.15-1.18x. The members
+  // are read into locals first, so visit's writes (through a uint32_t&, say) cannot
+  // force reloads.
+  template <typename Entry, typename V>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void WalkList(Entry* data, V&& visit) const {
+    const uint32_t* const list = list_.get();
+    const uint32_t n = list_size_;
     uint32_t k = 0;
-    for (; n - k >= kWalkBlock; k += kWalkBlock) {
-      // Never past the end: the address is computed only while it is in the list.
-      if (n - k > kWalkPrefetch) __builtin_prefetch(list + k + kWalkPrefetch);
-      const uint32_t* const block = list + k;
+    if (stepped_blocks_ != 0 && stepped_blocks_ * kMinSteppedShare >= n / kWalkBlock) {
+      const uint8_t* const strides = block_stride_.get();
+      for (; n - k >= kWalkBlock; k += kWalkBlock) {
+        const uint32_t stride = strides[k / kWalkBlock];
+        if (stride == 0) {
+          VisitIndexedBlock(list, k, n, data, visit);
+          continue;
+        }
+        uint32_t slot = list[k];
+        Entry* entry = data + slot;
+        // kWalkBlock - 1 steps, so the pointer never leaves the block's entries.
 #pragma GCC unroll kWalkUnroll
-      for (uint32_t j = 0; j < kWalkBlock; ++j) visit(block[j]);
+        for (uint32_t j = 1; j < kWalkBlock; ++j) {
+          visit(slot, *entry);
+          slot += stride;
+          entry += stride;
+        }
+        visit(slot, *entry);
+      }
+    } else {
+      for (; n - k >= kWalkBlock; k += kWalkBlock) VisitIndexedBlock(list, k, n, data, visit);
     }
-    for (; k < n; ++k) visit(list[k]);
+    for (; k < n; ++k) visit(list[k], data[list[k]]);
+  }
+  // VisitIndexedBlock: WalkList's index walk of the full block list[k, k + kWalkBlock).
+  template <typename Entry, typename V>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static void VisitIndexedBlock(const uint32_t* list,
+                                                             uint32_t k, uint32_t n,
+                                                             Entry* data, V& visit) {
+    // Never past the end: the address is computed only while it is in the list.
+    if (n - k > kWalkPrefetch) __builtin_prefetch(list + k + kWalkPrefetch);
+    const uint32_t* const block = list + k;
+#pragma GCC unroll kWalkUnroll
+    for (uint32_t j = 0; j < kWalkBlock; ++j) visit(block[j], data[block[j]]);
   }
   // NOTE: 16 uint32_t slots = one 64-byte line of the list per block; 128 slots =
   // eight lines ahead (the distance that measured best, 64 and 256 did worse).
   // kWalkUnroll: 2 measured best; 1, 4, 8 and 16 were slower on Full/Slim or
-  // HalfFullWorstCase/Slim.
+  // HalfFullWorstCase/Slim. kMaxStride: the largest spacing block_stride_ records (it
+  // is a byte). kMinSteppedShare: WalkList checks blocks while at least 1 in this many
+  // full blocks is even.
   static constexpr uint32_t kWalkBlock = 16;
   static constexpr uint32_t kWalkPrefetch = 128;
   static constexpr uint32_t kWalkUnroll = 2;
+  static constexpr uint32_t kMaxStride = 255;
+  static constexpr uint32_t kMinSteppedShare = 4;
   static_assert(kWalkBlock % kWalkUnroll == 0);
+
+  // UpdateBlockStride: records whether the list block starting at `begin` (a multiple
+  // of kWalkBlock) is full and evenly spaced, ascending by 1 to kMaxStride slots.
+  // O(kWalkBlock).
+  void UpdateBlockStride(uint32_t begin) {
+    uint8_t recorded = 0;
+    if (list_size_ - begin >= kWalkBlock) {
+      const uint32_t* const block = list_.get() + begin;
+      // Unsigned: a descending pair gives a huge difference, rejected here.
+      const uint32_t stride = block[1] - block[0];
+      bool even = stride != 0 && stride <= kMaxStride;
+      for (uint32_t j = 2; even && j < kWalkBlock; ++j) even = block[j] - block[j - 1] == stride;
+      if (even) recorded = static_cast<uint8_t>(stride);
+    }
+    SetBlockStride(begin / kWalkBlock, recorded);
+  }
+
+  void SetBlockStride(uint32_t block, uint8_t stride) {
+    if (block_stride_[block] != 0) --stepped_blocks_;
+    if (stride != 0) ++stepped_blocks_;
+    block_stride_[block] = stride;
+  }
 
   void PushToList(uint32_t slot) {
     list_pos_[slot] = list_size_;
     list_[list_size_++] = slot;
+    // A block's stride is read only while the block is full, and only a push (or
+    // SortIterationList) makes a block full, so this is where it is recorded.
+    if (list_size_ % kWalkBlock == 0) UpdateBlockStride(list_size_ - kWalkBlock);
   }
 
   absl::Status FullError() const {
@@ -316,6 +405,13 @@ class SparseStore {
   // slot's position in it (meaningful only while the slot is active).
   std::unique_ptr<uint32_t[]> list_;
   std::unique_ptr<uint32_t[]> list_pos_;
+  // block_stride_[b]: s when list_[16b, 16b + 16) is a full block listing the slots
+  // first, first + s, ..., first + 15s (1 <= s <= kMaxStride), else 0. 0 is always
+  // safe (the block is walked by index); a nonzero entry is always exact and only ever
+  // on a full block: set by UpdateBlockStride, cleared by Remove. stepped_blocks_: the
+  // nonzero entries.
+  std::unique_ptr<uint8_t[]> block_stride_;
+  uint32_t stepped_blocks_ = 0;
   uint32_t list_size_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "entity/internal/store_conformance_test.h"
 #include "entity/store_handle.h"
 #include "gmock/gmock.h"
@@ -170,6 +171,195 @@ TEST(SparseStore, ForEachVisitsTheIterationListInOrderAtEveryBlockBoundary) {
       handle_slots.push_back(static_cast<int>(handle.index()));
     });
     EXPECT_EQ(handle_slots, expected);
+  }
+}
+
+// Visits through all three ForEach forms must be exactly the iteration list, in order,
+// with each entry's own handle. Payload values equal slots in the tests below.
+void ExpectForEachVisitsTheList(SparseStore<Payload>& store) {
+  std::vector<int> expected;
+  for (uint32_t slot : store.iteration_list()) expected.push_back(static_cast<int>(slot));
+  std::vector<int> visited;
+  store.ForEach([&](Payload& p) { visited.push_back(p.value); });
+  EXPECT_EQ(visited, expected);
+  std::vector<int> visited_const;
+  std::as_const(store).ForEach([&](const Payload& p) { visited_const.push_back(p.value); });
+  EXPECT_EQ(visited_const, expected);
+  std::vector<int> handle_slots;
+  store.ForEach([&](StoreHandle handle, Payload& p) {
+    EXPECT_EQ(store.TryGet(handle), &p);
+    handle_slots.push_back(static_cast<int>(handle.index()));
+  });
+  EXPECT_EQ(handle_slots, expected);
+}
+
+// The full 16-entry blocks of the iteration list whose slots are evenly spaced,
+// ascending by 1 to 255: what evenly_spaced_blocks() counts right after a sort.
+size_t CountEvenBlocks(absl::Span<const uint32_t> list) {
+  size_t even_blocks = 0;
+  for (size_t begin = 0; begin + 16 <= list.size(); begin += 16) {
+    const uint32_t stride = list[begin + 1] - list[begin];
+    bool even = stride >= 1 && stride <= 255;
+    for (size_t j = begin + 2; j < begin + 16; ++j) even &= list[j] - list[j - 1] == stride;
+    even_blocks += even;
+  }
+  return even_blocks;
+}
+
+// Every `stride`-th slot of `blocks` full blocks active, the list sorted: the article's
+// HalfFullWorstCase at stride 2. Strides up to 255 are walked by pointer steps, wider
+// ones by index; both must visit the same entries.
+TEST(SparseStore, ForEachStepsThroughEvenlySpacedBlocks) {
+  for (uint32_t stride : {1u, 2u, 3u, 255u, 256u}) {
+    for (uint32_t active : {15u, 16u, 17u, 48u, 50u}) {
+      SCOPED_TRACE(absl::StrCat("stride ", stride, ", active ", active));
+      const uint32_t capacity = stride * active;
+      SparseStore<Payload> store(capacity);
+      std::vector<StoreHandle> h;
+      for (uint32_t i = 0; i < capacity; ++i) {
+        STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.Add(static_cast<int>(i)));
+        h.push_back(added);
+      }
+      for (uint32_t i = 0; i < capacity; ++i) {
+        if (i % stride != 0) {
+          ASSERT_THAT(store.Remove(h[i]), IsOk());
+        }
+      }
+      store.SortIterationList();
+      ASSERT_EQ(store.active_size(), active);
+      EXPECT_EQ(store.evenly_spaced_blocks(), stride <= 255 ? active / 16 : 0);
+      ExpectForEachVisitsTheList(store);
+    }
+  }
+}
+
+TEST(SparseStore, OnlyExactlyEvenAscendingBlocksAreStepped) {
+  SparseStore<Payload> store(64);
+  std::vector<StoreHandle> h;
+  for (int i = 0; i < 64; ++i) {
+    STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.AddPending(i));
+    h.push_back(added);
+  }
+  // Block 0: 63, 61, ..., 33, evenly spaced but descending.
+  for (int i = 63; i >= 33; i -= 2) ASSERT_THAT(store.Activate(h[i]), IsOk());
+  // Block 1: 0, 2, ..., 28 and then 31, even but for the last gap.
+  for (int i = 0; i <= 28; i += 2) ASSERT_THAT(store.Activate(h[i]), IsOk());
+  ASSERT_THAT(store.Activate(h[31]), IsOk());
+  // Block 2: 1, 3, ..., 29 and then 30, even but for the last gap (of 1, not 2).
+  for (int i = 1; i <= 29; i += 2) ASSERT_THAT(store.Activate(h[i]), IsOk());
+  ASSERT_EQ(store.active_size(), 47u);
+  EXPECT_EQ(store.evenly_spaced_blocks(), 0u);
+  ExpectForEachVisitsTheList(store);
+  ASSERT_THAT(store.Activate(h[30]), IsOk());
+  ASSERT_THAT(store.Activate(h[32]), IsOk());  // the fourth block starts
+  EXPECT_EQ(store.evenly_spaced_blocks(), 0u);
+  ExpectForEachVisitsTheList(store);
+  // Sorted: 0..32, then 33, 35, ..., 63. Blocks 0 (0..15) and 1 (16..31) are even;
+  // block 2 (32, 33, 35, ..., 61) is not.
+  store.SortIterationList();
+  EXPECT_THAT(store.iteration_list().subspan(30, 5), ElementsAre(30, 31, 32, 33, 35));
+  EXPECT_EQ(store.evenly_spaced_blocks(), 2u);
+  ExpectForEachVisitsTheList(store);
+}
+
+// With fewer than a quarter of the full blocks even, ForEach walks them all by index;
+// the visits are the same either way.
+TEST(SparseStore, FewEvenBlocksStillVisitTheList) {
+  SparseStore<Payload> store(96);
+  std::vector<StoreHandle> h;
+  for (int i = 0; i < 96; ++i) {
+    STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.AddPending(i));
+    h.push_back(added);
+  }
+  for (int i = 0; i < 16; ++i) ASSERT_THAT(store.Activate(h[i]), IsOk());  // even
+  for (int i = 95; i >= 16; --i) ASSERT_THAT(store.Activate(h[i]), IsOk());  // descending
+  EXPECT_EQ(store.evenly_spaced_blocks(), 1u);  // of 6
+  ExpectForEachVisitsTheList(store);
+  store.SortIterationList();
+  EXPECT_EQ(store.evenly_spaced_blocks(), 6u);
+  ExpectForEachVisitsTheList(store);
+}
+
+// Removing an entry breaks its block (the last listed entry takes its place); a push
+// that completes a block makes it stepped only if it is even.
+TEST(SparseStore, RemovalsAndAddsKeepTheSteppedBlocksExact) {
+  SparseStore<Payload> store(80);
+  std::vector<StoreHandle> h;
+  for (int i = 0; i < 64; ++i) {
+    STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.Add(i));
+    h.push_back(added);
+  }
+  EXPECT_EQ(store.evenly_spaced_blocks(), 4u);  // four blocks of 16 added in order
+  ExpectForEachVisitsTheList(store);
+  ASSERT_THAT(store.Remove(h[20]), IsOk());     // slot 63 moves into block 1
+  EXPECT_EQ(store.evenly_spaced_blocks(), 2u);  // 0 and 2; 1 broken, 3 partial
+  ExpectForEachVisitsTheList(store);
+  // Slots 64..79 have never been used, so they come first: block 3 refills with 64.
+  STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.Add(64));
+  EXPECT_EQ(store.iteration_list()[63], 64u);
+  EXPECT_EQ(store.evenly_spaced_blocks(), 2u);  // block 3 is 48..62, 64: uneven
+  ExpectForEachVisitsTheList(store);
+  ASSERT_THAT(store.Remove(h[0]), IsOk());      // 64 moves to the front of block 0
+  ASSERT_THAT(store.Remove(added), IsOk());     // and leaves it again: 62 moves there
+  EXPECT_EQ(store.evenly_spaced_blocks(), 1u);  // only block 2 (32..47) is left
+  ExpectForEachVisitsTheList(store);
+  // Sorted: 1..19, 21..62. Blocks 0 (1..16) and 2 (34..49) are even, block 1 is not.
+  store.SortIterationList();
+  EXPECT_EQ(store.evenly_spaced_blocks(), 2u);
+  ExpectForEachVisitsTheList(store);
+}
+
+// Random adds, activations, removals and sorts, with the list's order checked after
+// every step: the stepped blocks must never visit anything but the list.
+TEST(SparseStore, ForEachFollowsTheListThroughRandomChanges) {
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  for (int round = 0; round < 20; ++round) {
+    const auto capacity = static_cast<uint32_t>(rng.UniformInt(1, 200));
+    SparseStore<Payload> store(capacity);
+    std::vector<StoreHandle> issued;
+    // Start from evenly spaced blocks: every `stride`-th slot active, sorted.
+    const auto stride = static_cast<uint32_t>(rng.UniformInt(1, 3));
+    for (uint32_t i = 0; i < capacity; ++i) {
+      auto added = store.Add(0);
+      ASSERT_THAT(added, IsOk());
+      store.TryGet(*added)->value = static_cast<int>(added->index());
+      if (i % stride != 0) {
+        ASSERT_THAT(store.Remove(*added), IsOk());
+      } else {
+        issued.push_back(*added);
+      }
+    }
+    store.SortIterationList();
+    for (int step = 0; step < 300; ++step) {
+      SCOPED_TRACE(step);
+      const int op = static_cast<int>(rng.UniformInt(0, 9));
+      if (op <= 2) {
+        auto added = op == 0 ? store.AddPending(0) : store.Add(0);
+        if (added.ok()) {
+          store.TryGet(*added)->value = static_cast<int>(added->index());
+          issued.push_back(*added);
+        }
+      } else if (op == 9) {
+        store.SortIterationList();
+      } else if (!issued.empty()) {
+        const StoreHandle h = issued[rng.UniformIndex(issued.size())];
+        if (op <= 5) {
+          (void)store.Activate(h);  // may be stale or active already: then a no-op
+        } else {
+          (void)store.Remove(h);
+        }
+      }
+      // Removals may leave an even block unrecorded until the next sort, never the
+      // other way round.
+      if (op == 9) {
+        ASSERT_EQ(store.evenly_spaced_blocks(), CountEvenBlocks(store.iteration_list()));
+      } else {
+        ASSERT_LE(store.evenly_spaced_blocks(), CountEvenBlocks(store.iteration_list()));
+      }
+      ASSERT_NO_FATAL_FAILURE(ExpectForEachVisitsTheList(store));
+      if (::testing::Test::HasFailure()) return;
+    }
   }
 }
 

@@ -13,7 +13,11 @@
 //
 // BM_StorageFloor/HalfFullWorstCase/EveryOtherSlot/Slim: diagnostic, not in the
 // article: HalfFullWorstCase's entity addresses without any list or flag, see
-// BM_HalfFullLayoutFloor.
+// BM_HalfFullLayoutFloor. BM_StorageIrregular/HalfFullRandom/SparseWithIterationList/
+// Slim: diagnostic, a random half of the slots active, so no list block is evenly
+// spaced and ForEach walks every block by index (see BM_HalfFullRandom). The list rows
+// report stepped_blocks: SparseStore::evenly_spaced_blocks(), the 16-entry blocks
+// ForEach walks by pointer steps.
 //
 // BM_EntityManager/<Op>/<N>, N = 10k, 100k, 1M: CreateBatch into a fresh manager
 // (includes growing its tables); DestroyBatch of N live entities in a manager in
@@ -41,6 +45,7 @@
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "entity/sparse_store.h"
+#include "testing/random.h"
 
 namespace strata {
 namespace {
@@ -152,6 +157,9 @@ void BM_Sparse(benchmark::State& state, Case c) {
       store.SortIterationList();
     }
   }
+  if constexpr (kIterationList) {
+    state.counters["stepped_blocks"] = static_cast<double>(store.evenly_spaced_blocks());
+  }
   MeasurePasses(state, store.active_size(), [&] {
     uint32_t sum = 0;
     if constexpr (kIterationList) {
@@ -180,6 +188,34 @@ void BM_HalfFullLayoutFloor(benchmark::State& state) {
   });
 }
 
+// Not one of the article's rows: 2048 of the 4096 slots active, chosen at random (fixed
+// seed) and listed in address order. Its list blocks are never evenly spaced, so this
+// is the iteration list's index walk on its own; compare with HalfFullWorstCase /
+// Contiguous (also 2048 entries) and with HalfFullWorstCase / SparseWithIterationList
+// (the same count, every block stepped).
+template <Work kWork>
+void BM_HalfFullRandom(benchmark::State& state) {
+  SparseStore<GameEntity> store(kMaxEntities);
+  std::vector<StoreHandle> handles;
+  for (uint32_t i = 0; i < kMaxEntities; ++i) {
+    auto h = store.Add(MakeEntity(i));
+    if (!h.ok()) state.SkipWithError("Add failed");
+    handles.push_back(*h);
+  }
+  testing::Random rng(/*seed=*/3);
+  rng.Shuffle(absl::MakeSpan(handles));
+  for (uint32_t i = 0; i < kMaxEntities / 2; ++i) {
+    if (!store.Remove(handles[i]).ok()) state.SkipWithError("Remove failed");
+  }
+  store.SortIterationList();
+  state.counters["stepped_blocks"] = static_cast<double>(store.evenly_spaced_blocks());
+  MeasurePasses(state, store.active_size(), [&] {
+    uint32_t sum = 0;
+    store.ForEach([&](GameEntity& e) { sum += DoWork<kWork>(e); });
+    return sum;
+  });
+}
+
 void RegisterStorageBenchmarks() {
   const std::pair<Case, const char*> cases[] = {
       {Case::kEmpty, "Empty"}, {Case::kFull, "Full"},
@@ -201,6 +237,9 @@ void RegisterStorageBenchmarks() {
   }
   benchmark::RegisterBenchmark("BM_StorageFloor/HalfFullWorstCase/EveryOtherSlot/Slim",
                                BM_HalfFullLayoutFloor<Work::kSlim>);
+  benchmark::RegisterBenchmark(
+      "BM_StorageIrregular/HalfFullRandom/SparseWithIterationList/Slim",
+      BM_HalfFullRandom<Work::kSlim>);
 }
 
 // ---- EntityManager throughput ----
