@@ -308,7 +308,10 @@ class SparseStore {
     const uint32_t* const list = list_.get();
     const uint32_t n = list_size_;
     uint32_t k = 0;
-    if (stepped_blocks_ != 0 && stepped_blocks_ * kMinSteppedShare >= n / kWalkBlock) {
+    // n is tested first, so that an empty store's pass is one compare, as a contiguous
+    // store's is (the article's Empty case).
+    if (n >= kWalkBlock && stepped_blocks_ != 0 &&
+        stepped_blocks_ * kMinSteppedShare >= n / kWalkBlock) {
       const uint8_t* const strides = block_stride_.get();
       for (; n - k >= kWalkBlock; k += kWalkBlock) {
         const uint32_t stride = strides[k / kWalkBlock];
