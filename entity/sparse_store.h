@@ -287,10 +287,11 @@ class SparseStore {
   // evicts the list's own lines, and a list line that arrives late stalls the next 16
   // entity loads; a contiguous store's loop, whose next address is a register add, has
   // neither cost. In an interleaved scratch benchmark (the article's Slim work, every
-  // other slot active) the stepped walk ran 1.09-1.10x of Contiguous where the index
-  // walk ran 1.17-1.19x, and 1.24-1.29x instead of 1.47-1.56x while the VM was in its
+  // other slot active) the stepped walk ran 1.08-1.11x of Contiguous where the index
+  // walk ran 1.16-1.20x, and 1.20-1.29x instead of 1.37-1.60x while the VM was in its
   // disturbed phase, in which index-addressed loops slow down the most; on a full store
-  // 0.90-0.97x instead of 0.93x (1.07-1.13x instead of 1.39-1.53x disturbed).
+  // 0.90-0.97x instead of 0.93-0.97x (1.07-1.14x instead of 1.39-1.55x disturbed).
+  // entity/README.md has the measurements.
   //
   // The per-block check is not free: on a list with no even block (a random half of
   // the slots active) the same index walk with it ran 1.19-1.26x of Contiguous instead
