@@ -136,44 +136,6 @@ TEST(SparseStore, IterationListFollowsActivationAndCanBeSorted) {
   EXPECT_EQ(store.pending_size(), 2u);
 }
 
-// ForEach walks the list in blocks of 16 with a prefetch 128 slots ahead; every
-// length around those boundaries must still visit exactly the list, in list order,
-// through all three ForEach forms.
-TEST(SparseStore, ForEachVisitsTheIterationListInOrderAtEveryBlockBoundary) {
-  for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 31u, 32u, 33u, 127u, 128u, 129u, 143u, 144u,
-                     145u, 160u, 161u, 300u}) {
-    SCOPED_TRACE(n);
-    SparseStore<Payload> store(2 * n + 2);
-    std::vector<StoreHandle> h;
-    for (uint32_t i = 0; i < 2 * n + 2; ++i) {
-      STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.Add(static_cast<int>(i)));
-      h.push_back(added);
-    }
-    // Remove every other entry and one more: n active entries left, listed out of
-    // slot order by the swap-removes.
-    for (uint32_t i = 0; i < 2 * n + 2; i += 2) ASSERT_THAT(store.Remove(h[i]), IsOk());
-    ASSERT_THAT(store.Remove(h[1]), IsOk());
-    ASSERT_EQ(store.active_size(), n);
-    std::vector<int> expected;
-    for (uint32_t slot : store.iteration_list()) {
-      expected.push_back(static_cast<int>(slot));
-    }
-    std::vector<int> visited;
-    store.ForEach([&](Payload& p) { visited.push_back(p.value); });
-    EXPECT_EQ(visited, expected);
-    std::vector<int> visited_const;
-    std::as_const(store).ForEach(
-        [&](const Payload& p) { visited_const.push_back(p.value); });
-    EXPECT_EQ(visited_const, expected);
-    std::vector<int> handle_slots;
-    store.ForEach([&](StoreHandle handle, Payload& p) {
-      EXPECT_EQ(store.TryGet(handle), &p);
-      handle_slots.push_back(static_cast<int>(handle.index()));
-    });
-    EXPECT_EQ(handle_slots, expected);
-  }
-}
-
 // Visits through all three ForEach forms must be exactly the iteration list, in order,
 // with each entry's own handle. Payload values equal slots in the tests below.
 void ExpectForEachVisitsTheList(SparseStore<Payload>& store) {
@@ -191,6 +153,42 @@ void ExpectForEachVisitsTheList(SparseStore<Payload>& store) {
     handle_slots.push_back(static_cast<int>(handle.index()));
   });
   EXPECT_EQ(handle_slots, expected);
+}
+
+// Adds entries 0..count-1 in order to an empty store (pending or active), so that
+// entry i has slot i and value i; returns their handles.
+std::vector<StoreHandle> FillInOrder(SparseStore<Payload>& store, uint32_t count,
+                                     bool pending) {
+  std::vector<StoreHandle> handles;
+  for (uint32_t i = 0; i < count; ++i) {
+    const int value = static_cast<int>(i);
+    auto added = pending ? store.AddPending(value) : store.Add(value);
+    if (!added.ok() || added->index() != i) {
+      ADD_FAILURE() << "adding entry " << i << ": " << added.status();
+      break;
+    }
+    handles.push_back(*added);
+  }
+  return handles;
+}
+
+// ForEach walks the list in blocks of 16 with a prefetch 128 slots ahead; every
+// length around those boundaries must still visit exactly the list, in list order,
+// through all three ForEach forms.
+TEST(SparseStore, ForEachVisitsTheIterationListInOrderAtEveryBlockBoundary) {
+  for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 31u, 32u, 33u, 127u, 128u, 129u, 143u, 144u,
+                     145u, 160u, 161u, 300u}) {
+    SCOPED_TRACE(n);
+    SparseStore<Payload> store(2 * n + 2);
+    const std::vector<StoreHandle> h = FillInOrder(store, 2 * n + 2, /*pending=*/false);
+    ASSERT_EQ(h.size(), 2 * n + 2);
+    // Remove every other entry and one more: n active entries left, listed out of
+    // slot order by the swap-removes.
+    for (uint32_t i = 0; i < 2 * n + 2; i += 2) ASSERT_THAT(store.Remove(h[i]), IsOk());
+    ASSERT_THAT(store.Remove(h[1]), IsOk());
+    ASSERT_EQ(store.active_size(), n);
+    ExpectForEachVisitsTheList(store);
+  }
 }
 
 // The full 16-entry blocks of the iteration list whose slots are evenly spaced,
@@ -215,11 +213,8 @@ TEST(SparseStore, ForEachStepsThroughEvenlySpacedBlocks) {
       SCOPED_TRACE(absl::StrCat("stride ", stride, ", active ", active));
       const uint32_t capacity = stride * active;
       SparseStore<Payload> store(capacity);
-      std::vector<StoreHandle> h;
-      for (uint32_t i = 0; i < capacity; ++i) {
-        STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.Add(static_cast<int>(i)));
-        h.push_back(added);
-      }
+      const std::vector<StoreHandle> h = FillInOrder(store, capacity, /*pending=*/false);
+      ASSERT_EQ(h.size(), capacity);
       for (uint32_t i = 0; i < capacity; ++i) {
         if (i % stride != 0) {
           ASSERT_THAT(store.Remove(h[i]), IsOk());
@@ -235,11 +230,8 @@ TEST(SparseStore, ForEachStepsThroughEvenlySpacedBlocks) {
 
 TEST(SparseStore, OnlyExactlyEvenAscendingBlocksAreStepped) {
   SparseStore<Payload> store(64);
-  std::vector<StoreHandle> h;
-  for (int i = 0; i < 64; ++i) {
-    STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.AddPending(i));
-    h.push_back(added);
-  }
+  const std::vector<StoreHandle> h = FillInOrder(store, 64, /*pending=*/true);
+  ASSERT_EQ(h.size(), 64u);
   // Block 0: 63, 61, ..., 33, evenly spaced but descending.
   for (int i = 63; i >= 33; i -= 2) ASSERT_THAT(store.Activate(h[i]), IsOk());
   // Block 1: 0, 2, ..., 28 and then 31, even but for the last gap.
@@ -266,11 +258,8 @@ TEST(SparseStore, OnlyExactlyEvenAscendingBlocksAreStepped) {
 // the visits are the same either way.
 TEST(SparseStore, FewEvenBlocksStillVisitTheList) {
   SparseStore<Payload> store(96);
-  std::vector<StoreHandle> h;
-  for (int i = 0; i < 96; ++i) {
-    STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.AddPending(i));
-    h.push_back(added);
-  }
+  const std::vector<StoreHandle> h = FillInOrder(store, 96, /*pending=*/true);
+  ASSERT_EQ(h.size(), 96u);
   for (int i = 0; i < 16; ++i) ASSERT_THAT(store.Activate(h[i]), IsOk());  // even
   for (int i = 95; i >= 16; --i) ASSERT_THAT(store.Activate(h[i]), IsOk());  // descending
   EXPECT_EQ(store.evenly_spaced_blocks(), 1u);  // of 6
@@ -284,11 +273,8 @@ TEST(SparseStore, FewEvenBlocksStillVisitTheList) {
 // that completes a block makes it stepped only if it is even.
 TEST(SparseStore, RemovalsAndAddsKeepTheSteppedBlocksExact) {
   SparseStore<Payload> store(80);
-  std::vector<StoreHandle> h;
-  for (int i = 0; i < 64; ++i) {
-    STRATA_ASSERT_OK_AND_ASSIGN(StoreHandle added, store.Add(i));
-    h.push_back(added);
-  }
+  const std::vector<StoreHandle> h = FillInOrder(store, 64, /*pending=*/false);
+  ASSERT_EQ(h.size(), 64u);
   EXPECT_EQ(store.evenly_spaced_blocks(), 4u);  // four blocks of 16 added in order
   ExpectForEachVisitsTheList(store);
   ASSERT_THAT(store.Remove(h[20]), IsOk());     // slot 63 moves into block 1
