@@ -136,7 +136,9 @@ class SparseStore {
       // longer evenly spaced (SortIterationList finds new ones); and the last block,
       // if it was full, is no longer.
       SetBlockStride(pos / kWalkBlock, 0);
-      if (list_size_ % kWalkBlock == kWalkBlock - 1) SetBlockStride(list_size_ / kWalkBlock, 0);
+      if (list_size_ % kWalkBlock == kWalkBlock - 1) {
+        SetBlockStride(list_size_ / kWalkBlock, 0);
+      }
     }
     state_[slot] = kFree;
     std::destroy_at(data_ + slot);
@@ -332,7 +334,9 @@ class SparseStore {
         visit(slot, *entry);
       }
     } else {
-      for (; n - k >= kWalkBlock; k += kWalkBlock) VisitIndexedBlock(list, k, n, data, visit);
+      for (; n - k >= kWalkBlock; k += kWalkBlock) {
+        VisitIndexedBlock(list, k, n, data, visit);
+      }
     }
     for (; k < n; ++k) visit(list[k], data[list[k]]);
   }
@@ -370,7 +374,9 @@ class SparseStore {
       // Unsigned: a descending pair gives a huge difference, rejected here.
       const uint32_t stride = block[1] - block[0];
       bool even = stride != 0 && stride <= kMaxStride;
-      for (uint32_t j = 2; even && j < kWalkBlock; ++j) even = block[j] - block[j - 1] == stride;
+      for (uint32_t j = 2; even && j < kWalkBlock; ++j) {
+        even = block[j] - block[j - 1] == stride;
+      }
       if (even) recorded = static_cast<uint8_t>(stride);
     }
     SetBlockStride(begin / kWalkBlock, recorded);
