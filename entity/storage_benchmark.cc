@@ -138,18 +138,30 @@ void BM_Contiguous(benchmark::State& state, Case c) {
   });
 }
 
+// Fills every slot of an empty `store` in order (slot i holds MakeEntity(i)) and
+// returns the handles; on a failed Add, skips the benchmark with an error and returns
+// the handles so far.
+std::vector<StoreHandle> FillSparse(SparseStore<GameEntity>& store,
+                                    benchmark::State& state) {
+  std::vector<StoreHandle> handles;
+  for (uint32_t i = 0; i < kMaxEntities; ++i) {
+    auto h = store.Add(MakeEntity(i));
+    if (!h.ok()) {
+      state.SkipWithError("Add failed");
+      break;
+    }
+    handles.push_back(*h);
+  }
+  return handles;
+}
+
 template <Work kWork, bool kIterationList>
 void BM_Sparse(benchmark::State& state, Case c) {
   SparseStore<GameEntity> store(kMaxEntities);
   if (c != Case::kEmpty) {
-    std::vector<StoreHandle> handles;
-    for (uint32_t i = 0; i < kMaxEntities; ++i) {
-      auto h = store.Add(MakeEntity(i));
-      if (!h.ok()) state.SkipWithError("Add failed");
-      handles.push_back(*h);
-    }
+    const std::vector<StoreHandle> handles = FillSparse(store, state);
     if (c == Case::kHalfFullWorstCase) {
-      for (uint32_t i = 1; i < kMaxEntities; i += 2) {
+      for (uint32_t i = 1; i < handles.size(); i += 2) {
         if (!store.Remove(handles[i]).ok()) state.SkipWithError("Remove failed");
       }
       // The removals reordered the list; restore address order once, as a game would
@@ -196,15 +208,10 @@ void BM_HalfFullLayoutFloor(benchmark::State& state) {
 template <Work kWork>
 void BM_HalfFullRandom(benchmark::State& state) {
   SparseStore<GameEntity> store(kMaxEntities);
-  std::vector<StoreHandle> handles;
-  for (uint32_t i = 0; i < kMaxEntities; ++i) {
-    auto h = store.Add(MakeEntity(i));
-    if (!h.ok()) state.SkipWithError("Add failed");
-    handles.push_back(*h);
-  }
+  std::vector<StoreHandle> handles = FillSparse(store, state);
   testing::Random rng(/*seed=*/3);
   rng.Shuffle(absl::MakeSpan(handles));
-  for (uint32_t i = 0; i < kMaxEntities / 2; ++i) {
+  for (uint32_t i = 0; i < handles.size() / 2; ++i) {
     if (!store.Remove(handles[i]).ok()) state.SkipWithError("Remove failed");
   }
   store.SortIterationList();
