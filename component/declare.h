@@ -248,7 +248,8 @@ class ComponentDeclaration {
     }
     type.instance_size_ = blob_offset;
     type.layout_ = LayoutText(type.fields_);
-    type.fingerprint_ = IdString32::Hash(type.layout_);
+    // A tag (no fields) declares no layout, as the compiler records none for it.
+    type.fingerprint_ = type.layout_.empty() ? 0 : IdString32::Hash(type.layout_);
     const T defaults{};
     type.defaults_.resize(sizeof(T));
     std::memcpy(type.defaults_.data(), &defaults, sizeof(T));
