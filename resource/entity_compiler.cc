@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/user_text.h"
@@ -213,6 +214,33 @@ absl::Status EntityCompiler::RegisterComponentCompiler(ComponentCompileInfo info
   return absl::OkStatus();
 }
 
+uint32_t ParseNameId(absl::string_view name, bool* literal) {
+  if (literal != nullptr) *literal = false;
+  if (name.size() != 9 || name[0] != '#') return IdString32::Hash(name);
+  uint32_t value = 0;
+  for (size_t i = 1; i < 9; ++i) {
+    const char c = name[i];
+    uint32_t digit;
+    if (c >= '0' && c <= '9') {
+      digit = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      digit = c - 'a' + 10;
+    } else {
+      return IdString32::Hash(name);
+    }
+    value = value << 4 | digit;
+  }
+  if (literal != nullptr) *literal = true;
+  return value;
+}
+
+void ComponentDataWriter::WriteName(absl::string_view text) {
+  bool literal = false;
+  const uint32_t id = ParseNameId(text, &literal);
+  if (!literal && name_texts_ != nullptr) name_texts_->emplace_back(text);
+  WriteU32(id);
+}
+
 namespace {
 
 // The level's entities as the compiler numbers them, for paths and references.
@@ -261,6 +289,14 @@ class ReferenceResolver {
     auto it = by_name_.find(reference);
     if (it != by_name_.end() && it->second != kAmbiguous) return it->second;
     if (reference.find('/') != absl::string_view::npos) return ResolvePath(reference);
+    uint32_t number = 0;
+    if (reference.size() > 1 && reference[0] == '#' &&
+        absl::SimpleAtoi(reference.substr(1), &number)) {
+      if (number < table_.parent.size()) return number;
+      return absl::InvalidArgumentError(absl::StrCat("entity number ", UserText(reference),
+                                                     " is past the level's ", table_.parent.size(),
+                                                     " entities"));
+    }
     if (it != by_name_.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "several entities are named \"", UserText(reference),
@@ -300,29 +336,6 @@ class ReferenceResolver {
   absl::flat_hash_map<absl::string_view, uint32_t> by_name_;
   absl::flat_hash_map<std::pair<uint32_t, absl::string_view>, uint32_t> by_parent_;
 };
-
-// ParseName: the IdString32 value of an instance name: "#" and 8 hex digits is the
-// value itself (what tools write for a name whose text they do not have).
-uint32_t ParseName(const std::string& name) {
-  if (name.size() == 9 && name[0] == '#') {
-    uint32_t value = 0;
-    bool hex = true;
-    for (size_t i = 1; i < 9 && hex; ++i) {
-      const char c = name[i];
-      uint32_t digit = 0;
-      if (c >= '0' && c <= '9') {
-        digit = c - '0';
-      } else if (c >= 'a' && c <= 'f') {
-        digit = c - 'a' + 10;
-      } else {
-        hex = false;
-      }
-      value = value << 4 | digit;
-    }
-    if (hex) return value;
-  }
-  return IdString32::Hash(name);
-}
 
 }  // namespace
 
@@ -382,6 +395,7 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
   }
   absl::flat_hash_set<std::string> names_in_entity;
   std::vector<uint32_t> per_entity_count(registrations_.size(), 0);
+  std::vector<std::string> field_names;  // name-field texts of the current instance
   std::vector<size_t> counted;
   while (!stack.empty()) {
     const Pending pending = stack.back();
@@ -478,7 +492,7 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
               " of this type"));
         }
         ComponentTypeContents& out = types[r];
-        ComponentDataWriter writer(options.endianness, &out.data, &fixups[r]);
+        ComponentDataWriter writer(options.endianness, &out.data, &fixups[r], &field_names);
         absl::Status status = registration.info.compile(component, writer);
         if (!status.ok()) {
           return absl::Status(status.code(), absl::StrCat(where(), " \"", UserText(type_name), "\" (",
@@ -492,10 +506,13 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
               registration.info.instance_size));
         }
         fixup_owners[r].resize(fixups[r].size(), FixupOwner{index, static_cast<uint32_t>(c)});
-        const uint32_t name_id = ParseName(name);
-        if (options.keep_names && name != type_name && name_id == IdString32::Hash(name)) {
-          name_text.try_emplace(name_id, name);
+        bool literal = false;
+        const uint32_t name_id = ParseNameId(name, &literal);
+        if (options.keep_names && name != type_name && !literal) name_text.try_emplace(name_id, name);
+        if (options.keep_names) {
+          for (std::string& text : field_names) name_text.try_emplace(IdString32::Hash(text), std::move(text));
         }
+        field_names.clear();
         out.entity_index.push_back(index);
         out.names.push_back(name_id);
       }
@@ -534,7 +551,7 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
     std::vector<uint32_t> named;
     std::vector<std::string> entity_names;
     for (uint32_t k = 0; k < table.name.size(); ++k) {
-      if (table.name[k] == nullptr) continue;
+      if (table.name[k] == nullptr || table.name[k]->empty()) continue;
       named.push_back(k);
       entity_names.push_back(*table.name[k]);
     }

@@ -35,8 +35,9 @@
 //                ...fields read by the type's compile function}
 // Entities are numbered depth-first, parents before children. An entity-reference
 // field names another entity of the level by its "name" (which must then be unique) or
-// by its path of names from a root, "level/car/wheel"; references may point forward
-// and entities may refer to each other.
+// by its path of names from a root, "level/car/wheel", or by its number, "#12" (what
+// export writes for an unnamed entity); references may point forward and entities may
+// refer to each other.
 //
 // Errors (absl::InvalidArgumentError) name the entity path, e.g.
 // `entities[3].children[1] ("wheel")`, the component (`components[0] "transform"`) and,
@@ -78,8 +79,9 @@ struct EntityRefFixup {
 class ComponentDataWriter {
  public:
   ComponentDataWriter(Endianness endianness, std::vector<std::byte>* out,
-                      std::vector<EntityRefFixup>* fixups = nullptr)
-      : out_(out), fixups_(fixups), start_(out->size()),
+                      std::vector<EntityRefFixup>* fixups = nullptr,
+                      std::vector<std::string>* name_texts = nullptr)
+      : out_(out), fixups_(fixups), name_texts_(name_texts), start_(out->size()),
         swap_(endianness != kNativeEndianness), endianness_(endianness) {}
 
   Endianness endianness() const { return endianness_; }
@@ -115,6 +117,10 @@ class ComponentDataWriter {
     }
     WriteU32(kNoEntityRef);
   }
+  // WriteName: the IdString32 of `text` ("#" and 8 hex digits: that value itself), and
+  // keeps the text for the resource's name table so tools can print it.
+  void WriteName(absl::string_view text);
+
   // WriteNoEntityRef: a reference to no entity (JSON null).
   void WriteNoEntityRef() { WriteU32(kNoEntityRef); }
   bool references_unsupported() const { return references_unsupported_; }
@@ -127,6 +133,7 @@ class ComponentDataWriter {
 
   std::vector<std::byte>* out_;
   std::vector<EntityRefFixup>* fixups_;
+  std::vector<std::string>* name_texts_;
   size_t start_;
   bool swap_;
   bool references_unsupported_ = false;
@@ -152,6 +159,11 @@ absl::Status ReadString(const nlohmann::json& config, absl::string_view key, std
 // "type", "name" or in `allowed` (catches typos such as "postion").
 absl::Status CheckComponentKeys(const nlohmann::json& config,
                                 std::initializer_list<absl::string_view> allowed);
+
+// ParseNameId: the IdString32 value a name stands for: "#" and 8 lower-case hex digits
+// is that value itself (what tools write for a name whose text they do not have),
+// anything else its hash. `literal`, if not null, says which.
+uint32_t ParseNameId(absl::string_view name, bool* literal = nullptr);
 
 class EntityCompiler {
  public:
