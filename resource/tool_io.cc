@@ -26,9 +26,10 @@ constexpr size_t kPathEcho = 4096;
 
 std::string Quoted(absl::string_view path) { return UserText(path, kPathEcho); }
 
-// The canonical code for an errno value, with `what` and the OS reason as the message.
-absl::Status ErrnoStatus(int err, absl::string_view what) {
-  std::string message = absl::StrCat(what, ": ", std::strerror(err));
+// The canonical code for errno value `err` (taken by value before anything can change
+// errno), with the path, `what` failed and the OS reason as the message.
+absl::Status ErrnoStatus(int err, absl::string_view path, absl::string_view what = "") {
+  std::string message = absl::StrCat(Quoted(path), what, ": ", std::strerror(err));
   switch (err) {
     case ENOENT:
       return absl::NotFoundError(std::move(message));
@@ -88,9 +89,9 @@ int OpenRetrying(const char* path, int flags, mode_t mode = 0) {
 template <typename Buffer>
 absl::StatusOr<Buffer> ReadAll(const std::string& path) {
   Fd fd(OpenRetrying(path.c_str(), O_RDONLY));
-  if (fd.get() < 0) return ErrnoStatus(errno, Quoted(path));
+  if (fd.get() < 0) return ErrnoStatus(errno, path);
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, Quoted(path));
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, path);
   if (S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat(Quoted(path), ": is a directory, not a file"));
   }
@@ -106,7 +107,7 @@ absl::StatusOr<Buffer> ReadAll(const std::string& path) {
       const int err = errno;
       buffer.resize(old_size);
       if (err == EINTR) continue;
-      return ErrnoStatus(err, absl::StrCat(Quoted(path), ": read failed"));
+      return ErrnoStatus(err, path, ": read failed");
     }
     buffer.resize(old_size + static_cast<size_t>(n));
     if (n == 0) break;
@@ -197,10 +198,13 @@ absl::Status WriteToolFileAtomically(const std::string& path, absl::Span<const s
     return refused;
   }
   const std::string tmp = TemporaryName(path);
-  // Everything below names the output first: the temporary file is a detail.
-  const std::string what = absl::StrCat(Quoted(path), " (via ", Quoted(tmp), ")");
+  // Every message names the output first: the temporary file is a detail.
+  const std::string via = absl::StrCat(" (via ", Quoted(tmp), ")");
   Fd fd(OpenRetrying(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0666));
-  if (fd.get() < 0) return ErrnoStatus(errno, absl::StrCat(what, ": cannot create"));
+  if (fd.get() < 0) {
+    const int err = errno;
+    return ErrnoStatus(err, path, absl::StrCat(via, ": cannot create"));
+  }
   RemoveOnFailure cleanup(tmp);
 
   const std::byte* p = bytes.data();
@@ -208,19 +212,24 @@ absl::Status WriteToolFileAtomically(const std::string& path, absl::Span<const s
   while (left > 0) {
     const ssize_t n = ::write(fd.get(), p, left);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, absl::StrCat(what, ": write failed after ",
-                                             bytes.size() - left, " of ", bytes.size(), " bytes"));
+      const int err = errno;
+      if (err == EINTR) continue;
+      return ErrnoStatus(err, path, absl::StrCat(via, ": write failed after ", bytes.size() - left,
+                                                 " of ", bytes.size(), " bytes"));
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, absl::StrCat(what, ": fsync failed"));
+  if (::fsync(fd.get()) != 0) {
+    const int err = errno;
+    return ErrnoStatus(err, path, absl::StrCat(via, ": fsync failed"));
+  }
   if (const int err = fd.Close(); err != 0) {
-    return ErrnoStatus(err, absl::StrCat(what, ": close failed"));
+    return ErrnoStatus(err, path, absl::StrCat(via, ": close failed"));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return ErrnoStatus(errno, absl::StrCat(what, ": rename failed"));
+    const int err = errno;
+    return ErrnoStatus(err, path, absl::StrCat(via, ": rename failed"));
   }
   cleanup.Release();
   return absl::OkStatus();
