@@ -8,6 +8,7 @@
 //   STRATA_ASSIGN_OR_RETURN(std::string json, ReadToolFileText(in));
 //   ... compile json into `blob` ...
 //   STRATA_RETURN_IF_ERROR(WriteToolFileAtomically(out, blob, {in}));
+//   (tool_io_test.cc's HeaderExample runs this shape.)
 //
 // - ResolveToolPath: `bazel run` starts a tool inside its runfiles tree and puts the
 //   user's directory in BUILD_WORKING_DIRECTORY; a relative path is resolved there.

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/random.h"
@@ -94,6 +96,29 @@ class ScopedWorkingDirectory {
   std::string old_;
   bool had_old_ = false;
 };
+
+// The header's example: a tool that turns its input into an upper-case output.
+absl::Status UpperCaseTool(const std::string& in_arg, const std::string& out_arg) {
+  const std::string in = ResolveToolPath(in_arg);
+  const std::string out = ResolveToolPath(out_arg);
+  STRATA_RETURN_IF_ERROR(CheckToolOutputPath(out, {in}));
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadToolFileText(in));
+  absl::AsciiStrToUpper(&text);
+  const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()),
+                                     reinterpret_cast<const std::byte*>(text.data() + text.size()));
+  return WriteToolFileAtomically(out, bytes, {in});
+}
+
+TEST_F(ToolIoTest, HeaderExample) {
+  WriteText("in.txt", "level");
+  ScopedWorkingDirectory cwd(dir_.c_str());
+  EXPECT_THAT(UpperCaseTool("in.txt", "out.txt"), IsOk());
+  EXPECT_EQ(ReadText("out.txt"), "LEVEL");
+  EXPECT_THAT(UpperCaseTool("in.txt", "in.txt"), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(UpperCaseTool("missing.txt", "out2.txt"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(ReadText("in.txt"), "level");
+  EXPECT_EQ(Names(), (std::set<std::string>{"in.txt", "out.txt"}));
+}
 
 TEST(ResolveToolPath, JoinsRelativePathsToBuildWorkingDirectory) {
   {
