@@ -8,7 +8,11 @@
 // RegisterKnownComponentCompilers in resource/known_components.h). Exit status 0 on
 // success, 1 on a compile or I/O error (the message names the entity path, component
 // and JSON line/column), 2 on a usage error. Warnings (skipped unknown components) go
-// to stderr.
+// to stderr. File handling is resource/tool_io.h's: relative paths are relative to the
+// directory `bazel run` was started from; the output is written atomically (a failed
+// write leaves the old file and no temporary file) and never replaces the input (the
+// same file, also through a symlink or hard link, is refused before anything is
+// written).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,8 +20,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "resource/entity_compiler.h"
-#include "resource/internal/file_util.h"
 #include "resource/known_components.h"
+#include "resource/tool_io.h"
 
 namespace {
 
@@ -51,6 +55,13 @@ int main(int argc, char** argv) {
     }
   }
   if (paths.size() != 2) return Usage(argv[0]);
+  const std::string input = strata::ResolveToolPath(paths[0]);
+  const std::string output = strata::ResolveToolPath(paths[1]);
+  // Refused here too, so a large level is not compiled only to be refused.
+  if (absl::Status refused = strata::CheckToolOutputPath(output, {input}); !refused.ok()) {
+    std::fprintf(stderr, "compile: %s\n", refused.ToString().c_str());
+    return 1;
+  }
 
   strata::EntityCompiler compiler;
   absl::Status registered = strata::RegisterKnownComponentCompilers(compiler);
@@ -58,7 +69,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "compile: %s\n", registered.ToString().c_str());
     return 1;
   }
-  absl::StatusOr<std::string> text = strata::resource_internal::ReadFileText(paths[0]);
+  absl::StatusOr<std::string> text = strata::ReadToolFileText(input);
   if (!text.ok()) {
     std::fprintf(stderr, "compile: %s\n", text.status().ToString().c_str());
     return 1;
@@ -71,7 +82,7 @@ int main(int argc, char** argv) {
   for (const std::string& warning : result->warnings) {
     std::fprintf(stderr, "compile: warning: %s: %s\n", paths[0].c_str(), warning.c_str());
   }
-  absl::Status written = strata::resource_internal::WriteFileBytes(paths[1], result->blob);
+  absl::Status written = strata::WriteToolFileAtomically(output, result->blob, {input});
   if (!written.ok()) {
     std::fprintf(stderr, "compile: %s\n", written.ToString().c_str());
     return 1;

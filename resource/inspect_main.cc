@@ -6,22 +6,24 @@
 // Exit status 0 for a valid blob; 1 (with what is wrong on stderr) for a missing,
 // truncated, corrupt, other-version or other-endian file; 2 on a usage error. It never
 // reads outside the file: everything goes through EntityResourceView::Create first.
+// A relative path is relative to the directory `bazel run` was started from
+// (resource/tool_io.h).
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "resource/format.h"
-#include "resource/internal/file_util.h"
 #include "resource/known_components.h"
+#include "resource/tool_io.h"
 
 int main(int argc, char** argv) {
   if (argc != 2 || std::strncmp(argv[1], "--", 2) == 0) {
     std::fprintf(stderr, "usage: %s LEVEL.entities\n", argv[0]);
     return 2;
   }
-  const std::string path = argv[1];
-  absl::StatusOr<std::vector<std::byte>> blob = strata::resource_internal::ReadFileBytes(path);
+  const std::string path = strata::ResolveToolPath(argv[1]);
+  absl::StatusOr<std::vector<std::byte>> blob = strata::ReadToolFile(path);
   if (!blob.ok()) {
     std::fprintf(stderr, "inspect: %s\n", blob.status().ToString().c_str());
     return 1;

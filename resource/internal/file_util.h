@@ -1,5 +1,7 @@
-// File helpers for the resource command-line tools: whole-file reads into a buffer
-// aligned for EntityResourceView, and whole-file writes.
+// The former file helpers of the resource tools, now forwarding to resource/tool_io.h
+// (which adds the OS reason to every error, names directories, and writes atomically
+// without leaving a temporary file). New code calls tool_io.h; this header goes once
+// component/ and engine/ do.
 #ifndef STRATA_RESOURCE_INTERNAL_FILE_UTIL_H_
 #define STRATA_RESOURCE_INTERNAL_FILE_UTIL_H_
 
@@ -9,23 +11,23 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "resource/tool_io.h"
 
 namespace strata::resource_internal {
 
-// ReadFileBytes: the whole file. NOTE: std::vector<std::byte> storage comes from
-// operator new, which is 16-byte aligned on every platform Strata targets
-// (__STDCPP_DEFAULT_NEW_ALIGNMENT__), as EntityResourceView::Create requires.
-// NotFound / PermissionDenied / DataLoss (read error) naming the path.
-absl::StatusOr<std::vector<std::byte>> ReadFileBytes(const std::string& path);
+inline absl::StatusOr<std::vector<std::byte>> ReadFileBytes(const std::string& path) {
+  return ReadToolFile(path);
+}
 
-// ReadFileText: the whole file as text.
-absl::StatusOr<std::string> ReadFileText(const std::string& path);
+inline absl::StatusOr<std::string> ReadFileText(const std::string& path) {
+  return ReadToolFileText(path);
+}
 
-// WriteFileBytes: writes `bytes` to `path`, replacing it. Writes a temporary file
-// first and renames it, so a failed write never leaves a half-written resource.
-absl::Status WriteFileBytes(const std::string& path, absl::Span<const std::byte> bytes);
+// WriteFileBytes: WriteToolFileAtomically with no inputs to protect.
+inline absl::Status WriteFileBytes(const std::string& path, absl::Span<const std::byte> bytes) {
+  return WriteToolFileAtomically(path, bytes, {});
+}
 
 }  // namespace strata::resource_internal
 
