@@ -42,7 +42,7 @@ def readme_snippet_sources(name, readme, max_blocks = 8, testonly = True):
         srcs = [readme],
         outs = outs,
         tools = ["//tools:readme_snippets.py"],
-        cmd = ("python3 $(location //tools:readme_snippets.py) $(location %s) " +
+        cmd = ("$(location //tools:readme_snippets.py) $(location %s) " +
                "--label %s/%s --out_dir $(@D) --prefix %s --max_blocks %d") % (
             readme,
             native.package_name(),
