@@ -25,7 +25,9 @@
 #include "engine/demo.h"
 
 ABSL_FLAG(std::string, level, "",
-          "level JSON to compile and spawn (default: engine/levels/default.json)");
+          "level JSON to compile and spawn, or a resource blob to spawn "
+          "(default: engine/levels/default.json)");
+ABSL_FLAG(std::string, save, "", "save the world to this resource blob at the end of the run");
 ABSL_FLAG(int, frames, 600, "frames to simulate");
 ABSL_FLAG(int, sparks_per_frame, 2000, "sparks emitted per frame");
 ABSL_FLAG(int, threads, 1, "worker threads for the spark page queries (1 = serial)");
@@ -87,6 +89,9 @@ int main(int argc, char** argv) {
   options.sparks_per_frame = absl::GetFlag(FLAGS_sparks_per_frame);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.progress_every = absl::GetFlag(FLAGS_progress_every);
+  if (const std::string save = absl::GetFlag(FLAGS_save); !save.empty()) {
+    options.save_path = UserPath(save);
+  }
   if (const std::string level = absl::GetFlag(FLAGS_level); !level.empty()) {
     options.level_path = UserPath(level);
   } else {

@@ -8,9 +8,8 @@
 #include "transform/matrix.h"
 
 namespace strata {
-namespace {
 
-absl::Status CompileTransform(const nlohmann::json& config, ComponentDataWriter& out) {
+absl::Status CompileTransformJson(const nlohmann::json& config, ComponentDataWriter& out) {
   STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"position", "rotation", "scale"}));
   float position[3] = {0, 0, 0};
   float rotation[4] = {0, 0, 0, 1};
@@ -32,6 +31,8 @@ absl::Status CompileTransform(const nlohmann::json& config, ComponentDataWriter&
   for (float f : local.m) out.WriteF32(f);
   return absl::OkStatus();
 }
+
+namespace {
 
 TransformComponent* DefaultFromContext(void* context) {
   return static_cast<TransformComponent*>(context);
@@ -84,7 +85,7 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
 }
 
 absl::Status RegisterTransformCompiler(EntityCompiler& compiler, int spawn_order) {
-  return compiler.RegisterComponentCompiler(kTransformTypeName, CompileTransform, spawn_order,
+  return compiler.RegisterComponentCompiler(kTransformTypeName, CompileTransformJson, spawn_order,
                                             kTransformInstanceSize);
 }
 
