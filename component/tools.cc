@@ -1,7 +1,6 @@
 #include "component/tools.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -10,17 +9,10 @@
 #include "component/export.h"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
-#include "resource/internal/file_util.h"
+#include "resource/tool_io.h"
 
 namespace strata {
 namespace {
-
-// A user-given path: relative to where `bazel run` was invoked, if it was.
-std::string ToolPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr || *cwd == '\0') return path;
-  return absl::StrCat(cwd, "/", path);
-}
 
 void PrintError(const char* tool, const absl::Status& status) {
   std::fprintf(stderr, "%s: %s\n", tool, status.ToString().c_str());
@@ -57,14 +49,19 @@ int RunCompileTool(const ComponentRegistry& registry, int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  const std::string in = ToolPath(paths[0]);
-  const std::string out = ToolPath(paths[1]);
+  const std::string in = ResolveToolPath(paths[0]);
+  const std::string out = ResolveToolPath(paths[1]);
+  // Refused before the slow work: an output that is the input (also through a link).
+  if (absl::Status s = CheckToolOutputPath(out, {in}); !s.ok()) {
+    PrintError("compile", s);
+    return 1;
+  }
   EntityCompiler compiler;
   if (absl::Status s = registry.RegisterCompilers(compiler); !s.ok()) {
     PrintError("compile", s);
     return 1;
   }
-  absl::StatusOr<std::string> text = resource_internal::ReadFileText(in);
+  absl::StatusOr<std::string> text = ReadToolFileText(in);
   if (!text.ok()) {
     PrintError("compile", text.status());
     return 1;
@@ -77,7 +74,7 @@ int RunCompileTool(const ComponentRegistry& registry, int argc, char** argv) {
   for (const std::string& warning : result->warnings) {
     std::fprintf(stderr, "compile: warning: %s: %s\n", in.c_str(), warning.c_str());
   }
-  if (absl::Status s = resource_internal::WriteFileBytes(out, result->blob); !s.ok()) {
+  if (absl::Status s = WriteToolFileAtomically(out, result->blob, {in}); !s.ok()) {
     PrintError("compile", s);
     return 1;
   }
@@ -104,8 +101,8 @@ int RunInspectTool(const ComponentRegistry& registry, int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [--json] BLOB.entities\n", argv[0]);
     return 2;
   }
-  const std::string path = ToolPath(paths[0]);
-  absl::StatusOr<std::vector<std::byte>> blob = resource_internal::ReadFileBytes(path);
+  const std::string path = ResolveToolPath(paths[0]);
+  absl::StatusOr<std::vector<std::byte>> blob = ReadToolFile(path);
   if (!blob.ok()) {
     PrintError("inspect", blob.status());
     return 1;

@@ -26,7 +26,7 @@
 #include "oneapi/tbb/global_control.h"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
-#include "resource/internal/file_util.h"
+#include "resource/tool_io.h"
 #include "transform/transform_component.h"
 
 namespace strata {
@@ -313,7 +313,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     report.save_ms = MillisecondsSince(start);
     if (!saved.ok()) return saved.status();
     report.saved_bytes = saved->size();
-    STRATA_RETURN_IF_ERROR(resource_internal::WriteFileBytes(options.save_path, *saved));
+    STRATA_RETURN_IF_ERROR(WriteToolFileAtomically(options.save_path, *saved, {options.level_path}));
   }
   Teardown(world, level, &report);
   report.run_seconds = MillisecondsSince(run_start) / 1000.0;

@@ -53,7 +53,11 @@ World::World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> o
   listener_ = entities_->AddDestroyListener([this](absl::Span<const Entity> dead) {
     index_->RemoveEntity(dead);
     if (!entity_names_.empty()) {
-      for (Entity e : dead) entity_names_.erase(e);
+      for (Entity e : dead) {
+        if (e.index() < entity_names_.size() && entity_names_[e.index()].generation == e.generation()) {
+          entity_names_[e.index()].name.clear();
+        }
+      }
     }
   });
   pages_ = std::make_unique<EntityPages>(*entities_);
@@ -95,21 +99,44 @@ ComponentStore* World::Store(absl::string_view type) const {
 }
 
 absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view, SpawnStats* stats) {
-  // Names first: a malformed metadata section fails the spawn before anything exists.
-  STRATA_ASSIGN_OR_RETURN(const ResourceMetadata meta, ReadResourceMetadata(view));
+  // Names first: a malformed names section fails the spawn before anything exists.
+  ComponentTypeView entity_names;
+  std::vector<absl::string_view> names;
+  for (const ComponentTypeView& section : view.component_types()) {
+    if (section.type == IdString32(kEntityNamesSection)) {
+      entity_names = section;
+      STRATA_ASSIGN_OR_RETURN(names, ReadStringSection(section));
+    } else if (section.type == IdString32(kNameStringsSection)) {
+      STRATA_ASSIGN_OR_RETURN(std::vector<absl::string_view> texts, ReadStringSection(section));
+      for (size_t i = 0; i < texts.size(); ++i) {
+        if (IdString32::Hash(texts[i]) == section.names[i]) {
+          name_texts_.try_emplace(section.names[i], std::string(texts[i]));
+        }
+      }
+    }
+  }
   STRATA_ASSIGN_OR_RETURN(std::vector<Entity> spawned,
                           spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats));
-  for (const auto& [k, name] : meta.entity_names) {
-    if (k < spawned.size() && !name.empty()) entity_names_[spawned[k]] = std::string(name);
+  if (!names.empty()) {
+    uint32_t max_index = 0;
+    for (Entity e : spawned) max_index = std::max(max_index, e.index());
+    if (entity_names_.size() <= max_index) entity_names_.resize(size_t{max_index} + 1);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const Entity e = spawned[entity_names.entity_index[i]];
+      NameSlot& slot = entity_names_[e.index()];
+      slot.generation = e.generation();
+      slot.name.assign(names[i].data(), names[i].size());
+    }
   }
-  for (const auto& [id, text] : meta.names) name_texts_.try_emplace(id, std::string(text));
   return spawned;
 }
 
 std::vector<Entity> World::Entities() const {
   std::vector<Entity> all;
   for (const auto& store : stores_) store->CollectEntities(&all);
-  for (const auto& [entity, name] : entity_names_) all.push_back(entity);
+  for (uint32_t i = 0; i < entity_names_.size(); ++i) {
+    if (!entity_names_[i].name.empty()) all.emplace_back(i, entity_names_[i].generation);
+  }
   std::sort(all.begin(), all.end(), [](Entity a, Entity b) { return a.index() < b.index(); });
   all.erase(std::unique(all.begin(), all.end()), all.end());
   all.erase(std::remove_if(all.begin(), all.end(), [this](Entity e) { return !entities_->Alive(e); }),
@@ -237,10 +264,10 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
     std::vector<uint32_t> named;
     std::vector<std::string> names;
     for (uint32_t k = 0; k < saved.size(); ++k) {
-      auto it = entity_names_.find(saved[k]);
-      if (it == entity_names_.end()) continue;
+      const absl::string_view name = EntityName(saved[k]);
+      if (name.empty()) continue;
       named.push_back(k);
-      names.push_back(it->second);
+      names.emplace_back(name);
     }
     if (!named.empty()) {
       contents.component_types.push_back(MakeStringSection(
@@ -269,8 +296,9 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
 }
 
 absl::string_view World::EntityName(Entity entity) const {
-  auto it = entity_names_.find(entity);
-  return it == entity_names_.end() ? absl::string_view() : absl::string_view(it->second);
+  if (entity.index() >= entity_names_.size()) return absl::string_view();
+  const NameSlot& slot = entity_names_[entity.index()];
+  return slot.generation == entity.generation() ? absl::string_view(slot.name) : absl::string_view();
 }
 
 void World::UpdateTransforms() { transforms_->UpdateWorld(); }

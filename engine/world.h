@@ -199,7 +199,14 @@ class World {
   std::vector<std::unique_ptr<ComponentStore>> stores_;  // registry order
   absl::flat_hash_map<uint32_t, ComponentStore*> store_by_id_;
   std::unique_ptr<EntitySpawner> spawner_;
-  absl::flat_hash_map<Entity, std::string> entity_names_;
+  // entity_names_[index]: the name of the entity of that index and generation. A
+  // vector, not a hash map, so naming a spawned level's entities costs one string
+  // assignment each (names are short: most fit the string's inline buffer).
+  struct NameSlot {
+    uint32_t generation = 0;
+    std::string name;
+  };
+  std::vector<NameSlot> entity_names_;
   absl::flat_hash_map<uint32_t, std::string> name_texts_;
 };
 
