@@ -10,9 +10,11 @@
 
 #include "absl/strings/string_view.h"
 #include "component/declare.h"
+#include "component/export.h"
 #include "component/registry.h"
 #include "engine/world.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "testing/status_matchers.h"
@@ -216,6 +218,84 @@ TEST(HealthBadInput, DeclaringTheGameTwiceIsRefused) {
                                .Build()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dose")));
   EXPECT_EQ(registry.Find("poison"), nullptr);
+}
+
+// BurningV2: the tag grows a field with a default; older blobs hold the bare tag.
+struct BurningV2 {
+  float heat = 3;
+};
+
+TEST(HealthBadInput, TagThatGainsAFieldMigrates) {
+  const std::vector<std::byte> old_blob = DuelBlob();
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(old_blob));
+  ComponentRegistry v2;
+  ASSERT_THAT(v2.Add(ComponentDeclaration<Health>("health")
+                         .Field("hp", &Health::hp)
+                         .Field("max", &Health::max)
+                         .Field("attacker", &Health::attacker)
+                         .Build()),
+              IsOk());
+  ASSERT_THAT(v2.Add(ComponentDeclaration<BurningV2>("burning").Field("heat", &BurningV2::heat).Build()),
+              IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(v2));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  STRATA_ASSERT_OK_AND_ASSIGN(auto* burning, world->Pages<BurningV2>(kBurningTypeName));
+  const BurningV2* knight = world->pages().TryGet(e[0], burning->component());
+  ASSERT_NE(knight, nullptr);
+  EXPECT_EQ(knight->heat, 3.0f);
+  EXPECT_EQ(world->pages().TryGet(e[1], burning->component()), nullptr);
+}
+
+TEST(HealthBadInput, AmbiguousNamesNeedPathsAndExportRoundTrips) {
+  ComponentRegistry registry;
+  ASSERT_THAT(RegisterGameComponents(registry), IsOk());
+  constexpr char kTwoGuards[] = R"({"entities": [
+    {"name": "north", "children": [{"name": "guard", "components": [
+       {"type": "health", "attacker": "south/guard"}]}]},
+    {"name": "south", "children": [{"name": "guard", "components": [
+       {"type": "health", "attacker": "north/guard"}]}]},
+    {"components": [{"type": "health", "attacker": "north/guard"}]}]})";
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, Compile(registry, kTwoGuards));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(registry));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 5u);  // north, north/guard, south, south/guard, unnamed
+  STRATA_ASSERT_OK_AND_ASSIGN(auto* health, world->Pages<Health>(kHealthTypeName));
+  EXPECT_EQ(world->pages().TryGet(e[1], health->component())->attacker, e[3]);
+  EXPECT_EQ(world->pages().TryGet(e[3], health->component())->attacker, e[1]);
+  EXPECT_EQ(world->pages().TryGet(e[4], health->component())->attacker, e[1]);
+
+  // "guard" alone is ambiguous: an error naming it.
+  EXPECT_THAT(Compile(registry, R"({"entities": [
+                {"name": "a", "children": [{"name": "guard"}]},
+                {"name": "b", "children": [{"name": "guard"}]},
+                {"components": [{"type": "health", "attacker": "guard"}]}]})")
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("guard")));
+
+  // Saved with and without names, exported and recompiled: the same bytes.
+  for (bool keep_names : {true, false}) {
+    SCOPED_TRACE(keep_names ? "names" : "no names");
+    strata::SaveOptions options;
+    options.keep_names = keep_names;
+    STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll(options));
+    STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+    STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json level, strata::ExportLevel(saved_view, registry));
+    EntityCompiler compiler;
+    ASSERT_THAT(registry.RegisterCompilers(compiler), IsOk());
+    EntityCompiler::Options compile_options;
+    compile_options.keep_names = keep_names;
+    STRATA_ASSERT_OK_AND_ASSIGN(EntityCompiler::Result recompiled,
+                                compiler.Compile(level.dump(), compile_options));
+    EXPECT_EQ(recompiled.blob, saved) << level.dump(1);
+    STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(registry));
+    STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> l, loaded->Spawn(saved_view));
+    ASSERT_EQ(l.size(), 5u);
+    STRATA_ASSERT_OK_AND_ASSIGN(auto* loaded_health, loaded->Pages<Health>(kHealthTypeName));
+    EXPECT_EQ(loaded->pages().TryGet(l[1], loaded_health->component())->attacker, l[3]);
+    EXPECT_EQ(loaded->pages().TryGet(l[3], loaded_health->component())->attacker, l[1]);
+    EXPECT_EQ(loaded->pages().TryGet(l[4], loaded_health->component())->attacker, l[1]);
+  }
 }
 
 }  // namespace
