@@ -296,5 +296,50 @@ TEST_F(HealthGame, SavingPartOfTheWorldChecksItsReferences) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST_F(HealthGame, EmptyWorldThenRespawnIntoReusedSlots) {
+  ASSERT_THAT(world_->DestroyBatch(spawned_), IsOk());
+  for (Entity e : spawned_) EXPECT_EQ(world_->ComponentCount(e), 0u);
+  EXPECT_TRUE(world_->Entities().empty());
+  STRATA_ASSERT_OK_AND_ASSIGN(size_t burned, BurnSystem(*world_, 1.0f));
+  EXPECT_EQ(burned, 0u);
+
+  // An empty world saves an empty, valid blob, which spawns nothing.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> empty, world_->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView empty_view, EntityResourceView::Create(empty));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> none, world_->Spawn(empty_view));
+  EXPECT_TRUE(none.empty());
+
+  // The level again: the freed slots are reused under new generations; the old handles
+  // stay dead and the new references point at the new entities.
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob_));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, world_->Spawn(view));
+  ASSERT_EQ(again.size(), kNames.size());
+  std::map<std::string, Entity> n = ByName(*world_, again);
+  EXPECT_NE(n["knight"], e_["knight"]);
+  EXPECT_FALSE(world_->entities().Alive(e_["knight"]));
+  EXPECT_EQ(HealthOf(*world_, e_["knight"]), nullptr);
+  EXPECT_FALSE(world_->properties().Set(e_["knight"], "health", "hp", PropertyValue(1.0f)).ok());
+  EXPECT_EQ(HealthOf(*world_, n["knight"])->attacker, n["orc"]);
+  EXPECT_EQ(HealthOf(*world_, n["orc"])->attacker, n["knight"]);
+  EXPECT_EQ(HealthOf(*world_, n["knight"])->hp, 80.0f);
+  STRATA_ASSERT_OK_AND_ASSIGN(size_t burned_again, BurnSystem(*world_, 1.0f));
+  EXPECT_EQ(burned_again, 2u);
+}
+
+TEST_F(HealthGame, ReferenceToAnEntityWithNothingSavedIsAnError) {
+  // An entity with no component and no name is not part of the world's save; a
+  // reference to it while it lives would dangle, so SaveAll refuses it.
+  const Entity bare = world_->entities().Create();
+  ASSERT_THAT(world_->properties().Set(e_["orc"], "health", "attacker", PropertyValue(bare)), IsOk());
+  EXPECT_THAT(world_->SaveAll().status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  // Once it is gone the reference is saved as none.
+  ASSERT_THAT(world_->entities().Destroy(bare), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world_->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(registry_));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> l, loaded->Spawn(view));
+  EXPECT_FALSE(HealthOf(*loaded, ByName(*loaded, l)["orc"])->attacker.is_valid());
+}
+
 }  // namespace
 }  // namespace health_game

@@ -69,6 +69,10 @@ expect 1 "hp" "$compile" "$tmp/negative.json" "$tmp/negative.entities"
 printf '{"entities": [{"components": [{"type": "health", "armour": 1}]}]}' >"$tmp/typo.json"
 expect 1 "armour" "$compile" "$tmp/typo.json" "$tmp/typo.entities"
 expect 2 "" "$compile" "$level"
+expect 1 "" "$compile" "$level" /nonexistent/dir/arena.entities
+head -c 100 "$tmp/arena.entities" >"$tmp/truncated.entities"
+expect 1 "" "$inspect" "$tmp/truncated.entities"
+expect 1 "" "$inspect" --json "$tmp/truncated.entities"
 expect 1 "" "$inspect" "$level"
 expect 1 "" "$inspect" /nonexistent/arena.entities
 
