@@ -298,5 +298,56 @@ TEST(HealthBadInput, AmbiguousNamesNeedPathsAndExportRoundTrips) {
   }
 }
 
+// Threat: several per entity, each under its own name, each referring to an entity.
+struct Threat {
+  Entity target;
+  float weight = 1;
+};
+
+TEST(HealthBadInput, NamedComponentsWithReferencesRoundTrip) {
+  ComponentRegistry registry;
+  ASSERT_THAT(RegisterGameComponents(registry), IsOk());
+  ASSERT_THAT(registry.Add(ComponentDeclaration<Threat>("threat", strata::ComponentStorage::kNamed)
+                               .Field("target", &Threat::target)
+                               .Field("weight", &Threat::weight).Min(0)
+                               .Build()),
+              IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, Compile(registry, R"({"entities": [
+    {"name": "knight", "components": [{"type": "health", "attacker": "orc"},
+       {"type": "threat", "name": "Nearest", "target": "orc", "weight": 2},
+       {"type": "threat", "name": "Self", "target": "knight"}]},
+    {"name": "orc", "components": [{"type": "threat", "name": "Nearest", "target": "knight"}]}]})"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(registry));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 2u);
+  STRATA_ASSERT_OK_AND_ASSIGN(strata::PropertyValue target,
+                              world->properties().Get(e[0], "Self", "target"));
+  EXPECT_EQ(std::get<Entity>(target), e[0]);
+  STRATA_ASSERT_OK_AND_ASSIGN(target, world->properties().Get(e[1], "Nearest", "target"));
+  EXPECT_EQ(std::get<Entity>(target), e[0]);
+  STRATA_ASSERT_OK_AND_ASSIGN(strata::PropertyValue weight,
+                              world->properties().Get(e[0], "Nearest", "weight"));
+  EXPECT_EQ(std::get<float>(weight), 2.0f);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  EXPECT_EQ(saved, blob);  // nothing changed: the save is the compiled level
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json level, strata::ExportLevel(saved_view, registry));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> recompiled, Compile(registry, level.dump()));
+  EXPECT_EQ(recompiled, blob);
+
+  // A world without threat skips it, counted; the rest spawns.
+  ComponentRegistry game_only;
+  ASSERT_THAT(RegisterGameComponents(game_only), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> partial, World::Create(game_only));
+  strata::SpawnStats stats;
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> p, partial->Spawn(view, &stats));
+  EXPECT_EQ(stats.skipped_types.size(), 1u);
+  EXPECT_EQ(stats.instances_skipped, 3u);
+  STRATA_ASSERT_OK_AND_ASSIGN(auto* health, partial->Pages<Health>(kHealthTypeName));
+  EXPECT_EQ(partial->pages().TryGet(p[0], health->component())->attacker, p[1]);
+}
+
 }  // namespace
 }  // namespace health_game
