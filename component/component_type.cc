@@ -199,11 +199,14 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSp
         absl::StrCat("component type \"", type.name(), "\": the blob's layout differs from the "
                      "declaration: ", what));
   };
-  if (batch.layout.empty()) {
+  // A tag's blob (no layout, no bytes) holds no field the declaration could lose: a
+  // tag that gained fields since spawns with their defaults (a migration).
+  const bool tag_blob = batch.layout.empty() && batch.layout_fingerprint == 0 && batch.instance_stride == 0;
+  if (batch.layout.empty() && !tag_blob) {
     return mismatch(absl::StrCat("the blob declares no layout (fingerprint ", batch.layout_fingerprint,
                                  ", declared \"", type.layout(), "\")"));
   }
-  if (IdString32::Hash(batch.layout) != batch.layout_fingerprint) {
+  if (!tag_blob && IdString32::Hash(batch.layout) != batch.layout_fingerprint) {
     return absl::DataLossError(absl::StrCat("component type \"", type.name(),
                                             "\": the blob's layout text does not match its fingerprint"));
   }
