@@ -9,17 +9,23 @@
 
 namespace strata {
 
-RenderDataManager::RenderDataManager(EntityManager& entities) : entities_(&entities) {
-  listener_ = entities.AddDestroyListener(
-      [this](absl::Span<const Entity> dead) { DestroyEntities(dead); });
-}
+RenderDataManager::RenderDataManager(EntityManager& entities)
+    : listener_(entities.AddDestroyListener(
+          [this](absl::Span<const Entity> dead) { DestroyEntities(dead); })) {}
 
-RenderDataManager::~RenderDataManager() { entities_->RemoveDestroyListener(listener_); }
+RenderDataManager::~RenderDataManager() = default;
+
+absl::Status RenderDataManager::NotAlive(Entity entity) const {
+  return absl::NotFoundError(absl::StrCat(
+      "render_data: ", entity.DebugString(), " is not alive in its EntityManager",
+      listener_.expired() ? " (that manager has been destroyed)" : ""));
+}
 
 absl::StatusOr<Instance> RenderDataManager::Create(Entity entity, InstanceId id) {
   if (!entity.is_valid()) {
     return absl::InvalidArgumentError("render_data: invalid entity");
   }
+  if (!listener_->Alive(entity)) return NotAlive(entity);
   const uint32_t index = static_cast<uint32_t>(data_.size());
   if (!instances_.try_emplace(Key{entity, id}, index).second) {
     return absl::AlreadyExistsError(absl::StrCat("render_data: ", entity.DebugString(),
@@ -124,6 +130,7 @@ absl::Status RenderDataManager::Spawn(absl::Span<const Entity> entities,
   // caught by Create below and rolled back.
   for (size_t i = 0; i < entities.size(); ++i) {
     if (!entities[i].is_valid()) return absl::InvalidArgumentError("render_data: invalid entity");
+    if (!listener_->Alive(entities[i])) return NotAlive(entities[i]);
     if (instances_.contains(Key{entities[i], IdString32::FromValue(names[i])})) {
       return absl::AlreadyExistsError(absl::StrCat("render_data: ", entities[i].DebugString(),
                                                    " already has instance ",

@@ -61,7 +61,8 @@ inline constexpr uint32_t kRenderDataInstanceSize = 20;
 class RenderDataManager final : public ComponentManager {
  public:
   // RenderDataManager(entities): subscribes to `entities`' destruction, so destroying
-  // an entity destroys all its render data instances. `entities` must outlive this.
+  // an entity destroys all its render data instances. Either may be destroyed first
+  // (see EntityManager::Subscription).
   explicit RenderDataManager(EntityManager& entities);
   ~RenderDataManager() override;
   RenderDataManager(const RenderDataManager&) = delete;
@@ -70,7 +71,8 @@ class RenderDataManager final : public ComponentManager {
   absl::string_view type_name() const override { return kRenderDataTypeName; }
 
   // Create: an instance `id` for `entity` with default data. InvalidArgument for an
-  // invalid entity, AlreadyExists if `entity` has `id` here. Amortised O(1).
+  // invalid entity, NotFound if it is not alive in the manager (or that manager has
+  // been destroyed), AlreadyExists if `entity` has `id` here. Amortised O(1).
   absl::StatusOr<Instance> Create(Entity entity, InstanceId id) override;
   // Lookup: O(1) expected; invalid Instance if absent.
   Instance Lookup(Entity entity, InstanceId id) const override;
@@ -111,12 +113,13 @@ class RenderDataManager final : public ComponentManager {
  private:
   using Key = std::pair<Entity, InstanceId>;
 
+  absl::Status NotAlive(Entity entity) const;
+
   std::vector<RenderData> data_;
   std::vector<Key> owners_;
   absl::flat_hash_map<Key, uint32_t> instances_;
   absl::flat_hash_map<Entity, absl::InlinedVector<InstanceId, 2>> by_entity_;
-  EntityManager* entities_;
-  EntityManager::ListenerId listener_;
+  EntityManager::Subscription listener_;
 };
 
 // CompileRenderData: the compile function for "render_data" (see the resource form).

@@ -96,9 +96,10 @@ World::World(std::unique_ptr<EntityManager> owned, EntityManager* shared,
   RegisterSpawners();
 }
 
-// The other members unsubscribe in their destructors (reverse declaration order), all
-// before an owned manager, declared first, goes.
-World::~World() { entities_->RemoveDestroyListener(index_listener_); }
+// Every listener (members' and index_listener_) is a Subscription: it unsubscribes when
+// destroyed, before an owned manager (declared first) goes, and is merely detached if a
+// shared manager was destroyed before the World.
+World::~World() = default;
 
 void World::DescribeProperties() {
   // Each manager is described once, with distinct property names, so these cannot fail.

@@ -78,7 +78,8 @@ class World {
   // World(): a world with its own entity manager.
   World() : World(Options()) {}
   explicit World(const Options& options);
-  // World(shared): a world over `shared`, which must outlive it.
+  // World(shared): a world over `shared`, which must outlive every use of the World;
+  // destroying the World after `shared` is safe.
   explicit World(EntityManager& shared, const Options& options = Options());
   ~World();
   World(const World&) = delete;
@@ -149,7 +150,7 @@ class World {
   std::unique_ptr<TransformComponent> transforms_;
   std::unique_ptr<TransformComponentManager> transform_manager_;
   std::unique_ptr<EntityIndex> index_;
-  EntityManager::ListenerId index_listener_ = 0;
+  EntityManager::Subscription index_listener_;
   std::unique_ptr<EntityPages> pages_;
   std::unique_ptr<RenderDataManager> render_data_;
   std::unique_ptr<SpriteManager> sprites_;

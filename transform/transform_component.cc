@@ -14,7 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "base/huge_page_allocator.h"
 #include "base/parallel_for.h"
 #include "entity/entity.h"
@@ -153,17 +155,40 @@ TransformComponent::TransformComponent(const Options& options) : options_(option
   serial_ = components.fetch_add(1, std::memory_order_relaxed) + 1;
   if (options_.idle_updates_before_clean == 0) options_.idle_updates_before_clean = 1;
   if (options_.idle_updates_before_clean > 255) options_.idle_updates_before_clean = 255;
-  if (options_.initial_capacity > 0) Reserve(options_.initial_capacity);
+  STRATA_CHECK(options_.initial_capacity <= kMaxCapacity,
+               "TransformComponent: Options::initial_capacity above kMaxCapacity (use Make "
+               "to get a Status instead)");
+  if (options_.initial_capacity > 0) Grow(options_.initial_capacity);
 }
 
-TransformComponent::~TransformComponent() { Disconnect(); }
+absl::StatusOr<std::unique_ptr<TransformComponent>> TransformComponent::Make(
+    const Options& options) {
+  if (options.initial_capacity > kMaxCapacity) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TransformComponent: Options::initial_capacity ", options.initial_capacity,
+                     " is above kMaxCapacity (", kMaxCapacity, ")"));
+  }
+  return std::make_unique<TransformComponent>(options);
+}
 
-void TransformComponent::Reserve(size_t min_capacity) {
+TransformComponent::~TransformComponent() = default;
+
+absl::Status TransformComponent::Reserve(size_t min_capacity) {
+  if (min_capacity > kMaxCapacity) {
+    return absl::InvalidArgumentError(absl::StrCat("TransformComponent::Reserve: ",
+                                                   min_capacity, " is above kMaxCapacity (",
+                                                   kMaxCapacity, ")"));
+  }
+  Grow(min_capacity);
+  return absl::OkStatus();
+}
+
+void TransformComponent::Grow(size_t min_capacity) {
   if (min_capacity <= capacity_) return;
   // Positions and ids are 32-bit with kNone reserved, and the spare slot needs one more.
-  ABSL_HARDENING_ASSERT(min_capacity < kNone - 1);
+  static_assert(kMaxCapacity == kNone - 2);
   size_t new_capacity = std::max<size_t>({min_capacity, capacity_ * 2, 16});
-  new_capacity = std::min<size_t>(new_capacity, kNone - 2);
+  new_capacity = std::min<size_t>(new_capacity, kMaxCapacity);
   const size_t slots = new_capacity + 1;  // + the spare slot of the three-step swap
   const ColumnLayout layout = LayoutFor(new_capacity);
   // NOTE: a large block (from 1 MiB) is 2 MiB aligned and advised for transparent huge
@@ -244,14 +269,28 @@ uint32_t TransformComponent::Append(Entity entity, const Matrix4x4& local) {
   return first_dirty_++;
 }
 
+absl::Status TransformComponent::NotAlive(absl::string_view context, Entity entity) const {
+  return absl::NotFoundError(absl::StrCat(
+      context, entity.DebugString(), " is not alive in the EntityManager the component is ",
+      "connected to", manager_.expired() ? " (that manager has been destroyed)" : ""));
+}
+
+absl::Status TransformComponent::Full(size_t more) const {
+  return absl::ResourceExhaustedError(absl::StrCat("TransformComponent: ", size_, " + ", more,
+                                                   " instances exceed kMaxCapacity (",
+                                                   kMaxCapacity, ")"));
+}
+
 absl::StatusOr<TransformComponent::Instance> TransformComponent::Create(
     Entity entity, const Matrix4x4& local) {
   if (!entity.is_valid()) return absl::InvalidArgumentError("Create: invalid entity");
+  if (connected() && !manager_->Alive(entity)) return NotAlive("Create: ", entity);
   if (entity_to_id_.contains(entity)) {
     return absl::AlreadyExistsError(
         absl::StrCat("Create: ", entity.DebugString(), " already has a transform"));
   }
-  Reserve(size_ + 1);
+  if (size_ == kMaxCapacity) return Full(1);
+  Grow(size_ + 1);
   const uint32_t pos = Append(entity, local);
   return InstanceAt(pos);
 }
@@ -271,6 +310,9 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     if (!e.is_valid()) {
       return absl::InvalidArgumentError(absl::StrCat("CreateBatch: entities[", k, "] is invalid"));
     }
+    if (connected() && !manager_->Alive(e)) {
+      return NotAlive(absl::StrCat("CreateBatch: entities[", k, "] "), e);
+    }
     if (entity_to_id_.contains(e)) {
       return absl::AlreadyExistsError(absl::StrCat("CreateBatch: entities[", k, "] ",
                                                    e.DebugString(), " already has a transform"));
@@ -280,7 +322,8 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
           absl::StrCat("CreateBatch: entities[", k, "] ", e.DebugString(), " is repeated"));
     }
   }
-  Reserve(size_ + entities.size());
+  if (entities.size() > kMaxCapacity - size_) return Full(entities.size());
+  Grow(size_ + entities.size());
   entity_to_id_.reserve(size_ + entities.size());
   for (size_t k = 0; k < entities.size(); ++k) {
     out[k] = InstanceAt(Append(entities[k], locals[k]));
@@ -839,17 +882,11 @@ bool TransformComponent::DestroyEntity(Entity entity) {
 }
 
 void TransformComponent::ConnectTo(EntityManager& manager) {
-  Disconnect();
-  manager_ = &manager;
-  listener_id_ = manager.AddDestroyListener(
+  manager_ = manager.AddDestroyListener(
       [this](absl::Span<const Entity> entities) { OnEntitiesDestroyed(entities); });
 }
 
-void TransformComponent::Disconnect() {
-  if (manager_ == nullptr) return;
-  manager_->RemoveDestroyListener(listener_id_);
-  manager_ = nullptr;
-}
+void TransformComponent::Disconnect() { manager_.Reset(); }
 
 void TransformComponent::OnEntitiesDestroyed(absl::Span<const Entity> entities) {
   for (Entity e : entities) DestroyEntity(e);
