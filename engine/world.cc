@@ -84,12 +84,11 @@ absl::Status World::Init() {
   return absl::OkStatus();
 }
 
-// The stores unsubscribe in their destructors (reverse declaration order), all before
-// an owned manager, declared first, goes.
-World::~World() {
-  stores_.clear();
-  entities_->RemoveDestroyListener(listener_);
-}
+// Every listener (the stores' and listener_) is a Subscription: it unsubscribes when
+// destroyed, before an owned manager (declared first) goes, and is merely detached if a
+// shared manager was destroyed before the World. The stores go first: they refer to
+// the pages and the index.
+World::~World() { stores_.clear(); }
 
 ComponentStore* World::Store(absl::string_view type) const {
   const ComponentType* t = registry_->Find(type);
