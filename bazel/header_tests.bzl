@@ -95,3 +95,14 @@ def public_header_test(name = "public_header_test", public_by_default = False):
         srcs = [name + "_main.cc"],
         deps = checks,
     )
+
+def _cc_headers_impl(ctx):
+    headers = [dep[CcInfo].compilation_context.headers for dep in ctx.attr.deps]
+    files = depset(transitive = headers)
+    return [DefaultInfo(files = files, runfiles = ctx.runfiles(transitive_files = files))]
+
+cc_headers = rule(
+    implementation = _cc_headers_impl,
+    attrs = {"deps": attr.label_list(providers = [CcInfo])},
+    doc = "The headers the deps (and their deps) provide, as files: for a test's data.",
+)
