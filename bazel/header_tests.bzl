@@ -95,6 +95,8 @@ def public_header_test(name = "public_header_test", public_by_default = False):
         name = name,
         size = "small",
         srcs = [name + "_main.cc"],
+        # A compile-only check: .ci/run leaves it out of the sanitizer runs.
+        tags = ["header_check"],
         deps = checks,
     )
 
