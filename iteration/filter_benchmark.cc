@@ -1,4 +1,6 @@
-// Benchmarks for issue 7 (seed 004, "Efficient Entity Page Iteration").
+// Benchmarks of the page store and its filters against the article's figures (seed 004,
+// "Efficient Entity Page Iteration"): filtering with scheme 1, scheme 2 and the SIMD
+// kernel, iteration, queries and page operations, each beside a flat-array floor.
 //
 //   bazel run -c opt //iteration:filter_benchmark -- --benchmark_min_time=0.1
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -14,7 +16,8 @@
 //   PageMasksSimd (scheme 2, Highway kernel), DenseMaskBaseline (a flat array of
 //   64-bit per-entity masks checked one by one).
 // BM_Iterate/{PageMasksSimd,DenseArrays}/N: position += velocity over N entities.
-// BM_Query/Sparse10/N, BM_Query/Exclude50/N: see the issue.
+// BM_Query/Sparse10/N: position += velocity where a random 10% of N have Velocity.
+// BM_Query/Exclude50/N: the same over Position+Velocity, excluding a random 50% Frozen.
 // BM_Pages/{AddRemove,CreateFromArchetype,RandomGet}/N.
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
