@@ -251,10 +251,14 @@ class ComponentDeclaration {
     type.max_per_entity_ = storage_ == ComponentStorage::kPages ? 1 : 0;
     type.fields_ = fields_;
     uint32_t blob_offset = 0;
+    bool identity = true;
     for (FieldInfo& f : type.fields_) {
       f.blob_offset = blob_offset;
+      identity = identity && f.offset == blob_offset && f.type != FieldType::kBool &&
+                 f.type != FieldType::kEntity;
       blob_offset += FieldBlobSize(f.type);
     }
+    type.identity_layout_ = identity && blob_offset == sizeof(T);
     type.instance_size_ = blob_offset;
     type.layout_ = LayoutText(type.fields_);
     // A tag (no fields) declares no layout, as the compiler records none for it.

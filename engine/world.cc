@@ -176,21 +176,31 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
   }
   // Blob order: depth-first from the roots in the given order, children in the given
   // order, so parents precede children and the order is a function of the input.
-  std::vector<std::vector<uint32_t>> children(entities.size());
-  for (uint32_t i = 0; i < entities.size(); ++i) {
-    if (parent[i] != kNone) children[parent[i]].push_back(i);
+  // Children lists in one array (counting sort by parent): child_begin[i] .. [i + 1).
+  const uint32_t n = static_cast<uint32_t>(entities.size());
+  std::vector<uint32_t> child_begin(n + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (parent[i] != kNone) ++child_begin[parent[i] + 1];
+  }
+  for (uint32_t i = 0; i < n; ++i) child_begin[i + 1] += child_begin[i];
+  std::vector<uint32_t> child(child_begin[n]);
+  {
+    std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (parent[i] != kNone) child[fill[parent[i]]++] = i;
+    }
   }
   std::vector<uint32_t> order;
-  order.reserve(entities.size());
+  order.reserve(n);
   std::vector<uint32_t> stack;
-  for (uint32_t root = entities.size(); root-- > 0;) {
+  for (uint32_t root = n; root-- > 0;) {
     if (parent[root] == kNone) stack.push_back(root);
   }
   while (!stack.empty()) {
     const uint32_t i = stack.back();
     stack.pop_back();
     order.push_back(i);
-    for (size_t c = children[i].size(); c-- > 0;) stack.push_back(children[i][c]);
+    for (uint32_t c = child_begin[i + 1]; c-- > child_begin[i];) stack.push_back(child[c]);
   }
   std::vector<uint32_t> number(entities.size());
   std::vector<Entity> saved(entities.size());
@@ -219,9 +229,20 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
     }
     return kNoEntityRef;
   };
-  context.name_of = [this](Entity e, const ComponentManager* manager) -> std::optional<IdString32> {
+  // Most instances of a type share one name ("Transform"): try the last one found
+  // with one O(1) lookup before listing the entity's components.
+  absl::flat_hash_map<const ComponentManager*, IdString32> last_name;
+  context.name_of = [this, &last_name](Entity e,
+                                       const ComponentManager* manager) -> std::optional<IdString32> {
+    auto last = last_name.find(manager);
+    if (last != last_name.end() && index_->FindComponentManager(e, last->second) == manager) {
+      return last->second;
+    }
     for (const EntityIndex::ComponentEntry& entry : index_->Components(e)) {
-      if (entry.manager == manager) return entry.name;
+      if (entry.manager == manager) {
+        last_name[manager] = entry.name;
+        return entry.name;
+      }
     }
     return std::nullopt;
   };
