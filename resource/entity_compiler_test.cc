@@ -179,6 +179,43 @@ TEST(EntityCompiler, WrongJsonTypesNameTheEntityPath) {
   }
 }
 
+TEST(EntityCompiler, DuplicateKeysAreErrorsNamingKeyAndPath) {
+  EntityCompiler compiler;
+  RegisterTestCompilers(compiler);
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"entities": [], "entities": []})", "level: duplicate key \"entities\""},
+      {R"({"entities": [{"components": [{"type": "position", "type": "position"}]}]})",
+       "entities[0].components[0]: duplicate key \"type\""},
+      {R"({"entities": [{}, {"name": "a", "name": "b"}]})", "entities[1]: duplicate key \"name\""},
+      {R"({"entities": [{"children": [{"components": [], "components": []}]}]})",
+       "entities[0].children[0]: duplicate key \"components\""},
+      {R"({"entities": [{"components": [{"type": "position", "position": [1, 2, 3], "position": [4, 5, 6]}]}]})",
+       "entities[0].components[0]: duplicate key \"position\""},
+      {R"({"entities": [{"children": [], "children": [{}]}]})",
+       "entities[0]: duplicate key \"children\""},
+  };
+  for (const auto& [json, message] : cases) {
+    SCOPED_TRACE(json);
+    EXPECT_THAT(compiler.Compile(json, {}), StatusIs(absl::StatusCode::kInvalidArgument, message));
+  }
+  // The same key in sibling objects is not a duplicate.
+  EXPECT_THAT(compiler.Compile(R"({"entities": [{"name": "a"}, {"name": "b", "children": [{"name": "c"}]}]})", {}),
+              IsOk());
+}
+
+TEST(EntityCompiler, InputThatIsNotUtf8IsRejectedWithTheByteOffset) {
+  EntityCompiler compiler;
+  RegisterTestCompilers(compiler);
+  // In a string and outside one.
+  EXPECT_THAT(compiler.Compile("{\"entities\": [{\"name\": \"caf\xe9\"}]}", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not UTF-8 at byte 27 (line 1, column 28)")));
+  EXPECT_THAT(compiler.Compile("{\"entities\": []}\n\xc0\x80", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not UTF-8 at byte 17 (line 2, column 1)")));
+  EXPECT_THAT(compiler.Compile("{\"entities\": [{\"name\": \"caf\xc3\xa9\"}]}", {}), IsOk());
+}
+
 TEST(EntityCompiler, UnknownComponentsRejectedOrSkipped) {
   EntityCompiler compiler;
   RegisterTestCompilers(compiler);
