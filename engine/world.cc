@@ -136,10 +136,18 @@ std::vector<Entity> World::Entities() const {
   for (uint32_t i = 0; i < entity_names_.size(); ++i) {
     if (!entity_names_[i].name.empty()) all.emplace_back(i, entity_names_[i].generation);
   }
-  std::sort(all.begin(), all.end(), [](Entity a, Entity b) { return a.index() < b.index(); });
-  all.erase(std::unique(all.begin(), all.end()), all.end());
-  all.erase(std::remove_if(all.begin(), all.end(), [this](Entity e) { return !entities_->Alive(e); }),
-            all.end());
+  // Deduplicated and ordered by index without a sort: one word per entity index
+  // (generation + 1; 0: none), then one pass in index order.
+  uint32_t max_index = 0;
+  for (Entity e : all) max_index = std::max(max_index, e.index());
+  std::vector<uint64_t> by_index(all.empty() ? 0 : size_t{max_index} + 1, 0);
+  for (Entity e : all) {
+    if (entities_->Alive(e)) by_index[e.index()] = uint64_t{e.generation()} + 1;
+  }
+  all.clear();
+  for (uint32_t i = 0; i < by_index.size(); ++i) {
+    if (by_index[i] != 0) all.emplace_back(i, static_cast<uint32_t>(by_index[i] - 1));
+  }
   return all;
 }
 
