@@ -1,6 +1,7 @@
 #include "engine/world.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
