@@ -136,7 +136,7 @@ class PageComponentManager final : public ComponentManager {
       }
     }
     if (index == nullptr || owners.empty()) return absl::OkStatus();
-    return index->RegisterComponent(owners, this, id_);
+    return index->AddInstance(owners, this, id_);
   }
 
  private:

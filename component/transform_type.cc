@@ -93,7 +93,7 @@ class TransformStore final : public ComponentStore {
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
     TransformComponent& transforms = *services_.transforms;
     for (uint32_t k = 0; k < context.entities.size(); ++k) {
-      const TransformComponent::Instance i = transforms.Lookup(context.entities[k]);
+      const TransformHandle i = transforms.Lookup(context.entities[k]);
       if (!i.is_valid()) continue;
       const Matrix4x4& local = transforms.Local(i);
       const auto* bytes = reinterpret_cast<const std::byte*>(local.m);

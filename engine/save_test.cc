@@ -157,9 +157,9 @@ TEST(Save, ChosenSetKeepsParentsBeforeChildrenAndRootsOrphans) {
   const Entity root = world.entities().Create();
   const Entity mid = world.entities().Create();
   const Entity leaf = world.entities().Create();
-  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::Instance r, t.Create(root, Matrix4x4::Translation(1, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::Instance m, t.Create(mid, Matrix4x4::Translation(0, 2, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::Instance l, t.Create(leaf, Matrix4x4::Translation(0, 0, 3)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle r, t.Create(root, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle m, t.Create(mid, Matrix4x4::Translation(0, 2, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle l, t.Create(leaf, Matrix4x4::Translation(0, 0, 3)));
   ASSERT_THAT(t.Link(m, r), IsOk());
   ASSERT_THAT(t.Link(l, m), IsOk());
   // Given leaf first: the blob still puts parents first.

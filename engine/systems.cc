@@ -41,7 +41,7 @@ std::vector<EmitterPlace> FindEmitters(DemoWorld& world) {
       world.pages(), filter,
       [&](Entity e, SparkEmitter& emitter) {
         Vector3 position;
-        const TransformComponent::Instance t = transforms.Lookup(e);
+        const TransformHandle t = transforms.Lookup(e);
         if (t.is_valid()) {
           position = transforms.World(t).translation();
         } else if (const Sprite* s = world.pages().TryGet(e, world.sprites().component())) {
@@ -93,9 +93,9 @@ absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
     spark->velocity.z = unit(rng) * em.spread * speed;
     spark->lifetime = spark->max_lifetime = std::max(em.lifetime * jitter(rng), 1e-3f);
   }
-  STRATA_RETURN_IF_ERROR(world.index().RegisterComponent(
+  STRATA_RETURN_IF_ERROR(world.index().AddInstance(
       absl::MakeConstSpan(*created), &world.sprites(), world.sprites().instance_id()));
-  return world.index().RegisterComponent(absl::MakeConstSpan(*created), &world.sparks(),
+  return world.index().AddInstance(absl::MakeConstSpan(*created), &world.sparks(),
                                          world.sparks().instance_id());
 }
 
@@ -162,7 +162,7 @@ size_t SyncSprites(DemoWorld& world) {
   ForEachMatch(
       world.pages(), filter,
       [&](Entity e, Sprite& sprite) {
-        const TransformComponent::Instance t = transforms.Lookup(e);
+        const TransformHandle t = transforms.Lookup(e);
         if (!t.is_valid()) return;
         const Vector3 p = transforms.World(t).translation();
         sprite.position.x = p.x;
@@ -197,7 +197,7 @@ size_t RenderSprites(DemoWorld& world, std::vector<SpriteVertex>* out) {
 }
 
 struct TransformAnimator::State {
-  std::vector<TransformComponent::Instance> roots;
+  std::vector<TransformHandle> roots;
   std::vector<Matrix4x4> base;
   std::vector<float> phase;
   std::vector<Matrix4x4> locals;  // scratch for SetLocalBatch
@@ -210,7 +210,7 @@ TransformAnimator::TransformAnimator(DemoWorld& world, absl::Span<const Entity> 
     : state_(std::make_unique<State>()) {
   const TransformComponent& transforms = world.transforms();
   for (Entity e : entities) {
-    const TransformComponent::Instance t = transforms.Lookup(e);
+    const TransformHandle t = transforms.Lookup(e);
     if (!t.is_valid() || transforms.Parent(t).is_valid() ||
         !transforms.FirstChild(t).is_valid()) {
       continue;
@@ -219,10 +219,10 @@ TransformAnimator::TransformAnimator(DemoWorld& world, absl::Span<const Entity> 
     state_->base.push_back(transforms.Local(t));
     state_->phase.push_back(static_cast<float>(state_->roots.size()) * 0.37f);
     // Count the subtree without recursion: depth-first over first_child/next_sibling.
-    TransformComponent::Instance node = t;
+    TransformHandle node = t;
     while (node.is_valid()) {
       ++num_nodes_;
-      TransformComponent::Instance next = transforms.FirstChild(node);
+      TransformHandle next = transforms.FirstChild(node);
       while (!next.is_valid() && node != t) {
         next = transforms.NextSibling(node);
         if (!next.is_valid()) node = transforms.Parent(node);

@@ -173,7 +173,7 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
   constexpr uint32_t kNone = 0xFFFFFFFFu;
   std::vector<uint32_t> parent(entities.size(), kNone);
   for (uint32_t i = 0; i < entities.size(); ++i) {
-    TransformComponent::Instance t = transforms_->Lookup(entities[i]);
+    TransformHandle t = transforms_->Lookup(entities[i]);
     if (!t.is_valid()) continue;
     for (t = transforms_->Parent(t); t.is_valid(); t = transforms_->Parent(t)) {
       auto it = position.find(transforms_->entity(t));

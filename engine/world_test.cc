@@ -178,9 +178,9 @@ TEST(World, TwoWorldsShareOneEntity) {
   const IdString32 transform("Transform");
   ASSERT_TRUE(game.transform_manager().Create(pickaxe, transform).ok());
   ASSERT_TRUE(inventory.transform_manager().Create(pickaxe, transform).ok());
-  ASSERT_THAT(game.index().RegisterComponent(pickaxe, &game.transform_manager(), transform),
+  ASSERT_THAT(game.index().AddInstance(pickaxe, &game.transform_manager(), transform),
               IsOk());
-  ASSERT_THAT(inventory.index().RegisterComponent(pickaxe, &inventory.transform_manager(),
+  ASSERT_THAT(inventory.index().AddInstance(pickaxe, &inventory.transform_manager(),
                                                   transform),
               IsOk());
   ASSERT_THAT(game.properties().Set(pickaxe, "Transform", "local_position", Vector3{100, 0, 0}),

@@ -13,7 +13,7 @@
 //   render_data.Destroy(e, IdString32("Fog"));                    // true
 //
 // An InstanceId must be unique per (entity, manager); for the property system it must
-// be unique across all managers of an entity (enforced by EntityIndex::RegisterComponent).
+// be unique across all managers of an entity (enforced by EntityIndex::AddInstance).
 #ifndef STRATA_INDEX_COMPONENT_MANAGER_H_
 #define STRATA_INDEX_COMPONENT_MANAGER_H_
 

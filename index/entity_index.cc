@@ -160,14 +160,14 @@ void EntityIndex::SetPrototype(PackedSlot& packed, uint32_t index, uint32_t old_
   }
 }
 
-absl::Status EntityIndex::RegisterComponentSlow(Entity entity, ComponentManager* manager,
+absl::Status EntityIndex::AddInstanceSlow(Entity entity, ComponentManager* manager,
                                                 IdString32 name) {
   if (!entity.is_valid()) {
-    return absl::InvalidArgumentError("RegisterComponent: invalid entity");
+    return absl::InvalidArgumentError("AddInstance: invalid entity");
   }
   if (manager == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
+        absl::StrCat("AddInstance: null manager for ", name.DebugString()));
   }
   PackedSlot& packed = SlotAt(entity.index());
   const Slot slot = Unpack(packed, entity.index());
@@ -193,11 +193,11 @@ absl::Status EntityIndex::RegisterComponentSlow(Entity entity, ComponentManager*
   return absl::OkStatus();
 }
 
-absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
+absl::Status EntityIndex::AddInstance(absl::Span<const Entity> entities,
                                             ComponentManager* manager, IdString32 name) {
   if (manager == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
+        absl::StrCat("AddInstance: null manager for ", name.DebugString()));
   }
   // Pass 1 validates every entity and collects the distinct base prototypes; nothing
   // changes until all are known to be valid.
@@ -206,7 +206,7 @@ absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
   bool have_last = false;
   for (const Entity entity : entities) {
     if (!entity.is_valid()) {
-      return absl::InvalidArgumentError("RegisterComponent: invalid entity in batch");
+      return absl::InvalidArgumentError("AddInstance: invalid entity in batch");
     }
     uint32_t base;
     STRATA_RETURN_IF_ERROR(CheckSlot(entity, LoadSlot(entity.index()), &base));
@@ -252,11 +252,11 @@ absl::Status EntityIndex::RegisterComponent(absl::Span<const Entity> entities,
   return absl::OkStatus();
 }
 
-absl::Status EntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
+absl::Status EntityIndex::RemoveInstance(Entity entity, IdString32 name) {
   const uint32_t current = FindPrototype(entity);
   if (current == kEmptyPrototype) {
     return absl::NotFoundError(
-        absl::StrCat("UnregisterComponent: ", entity.DebugString(), " is not indexed"));
+        absl::StrCat("RemoveInstance: ", entity.DebugString(), " is not indexed"));
   }
   // The entries above the removed one, newest first, to re-apply on its base.
   absl::InlinedVector<uint32_t, 16> above;
@@ -267,7 +267,7 @@ absl::Status EntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
   }
   if (prototype == kEmptyPrototype) {
     return absl::NotFoundError(absl::StrCat(
-        "UnregisterComponent: ", entity.DebugString(), " has no component named ",
+        "RemoveInstance: ", entity.DebugString(), " has no component named ",
         name.DebugString()));
   }
   uint32_t rebuilt = records_[prototype].base;

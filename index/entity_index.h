@@ -9,8 +9,8 @@
 // a level need a few hundred 16-byte records, whatever the number of entities.
 //
 //   EntityIndex index;
-//   absl::Status s = index.RegisterComponent(e, &transforms, IdString32("Transform"));
-//   s = index.RegisterComponent(e, &render_data_1, IdString32("Fog"));
+//   absl::Status s = index.AddInstance(e, &transforms, IdString32("Transform"));
+//   s = index.AddInstance(e, &render_data_1, IdString32("Fog"));
 //   ComponentManager* m = index.FindComponentManager(e, IdString32("Fog"));  // &render_data_1
 //   Instance fog = m->Lookup(e, IdString32("Fog"));   // the InstanceId is the name
 //   EntityManager::Subscription listening = entity_manager.AddDestroyListener(
@@ -79,14 +79,14 @@ class EntityIndex {
   EntityIndex& operator=(const EntityIndex&) = delete;
   ~EntityIndex();
 
-  // RegisterComponent: records that `entity`'s component `name` lives in `manager`,
+  // AddInstance: records that `entity`'s component `name` lives in `manager`,
   // moving the entity to the child prototype {its prototype, manager, name}.
   // O(depth of the entity's chain) for the duplicate check, plus one registry probe.
   // InvalidArgument for an invalid entity or a null manager; AlreadyExists if the entity
   // already has a component `name` (in any manager); FailedPrecondition if `entity` is
   // stale (its slot holds a newer generation). A newer generation replaces an older one
   // left in its slot (destroyed without RemoveEntity). On error nothing changes.
-  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status RegisterComponent(Entity entity,
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddInstance(Entity entity,
                                                              ComponentManager* manager,
                                                              IdString32 name) {
     // The common case inline (forced: GCC kept it out of line, and the call's register
@@ -117,13 +117,13 @@ class EntityIndex {
         }
       }
     }
-    return RegisterComponentSlow(entity, manager, name);
+    return AddInstanceSlow(entity, manager, name);
   }
 
-  // RegisterComponent(entities, ...): the batch form, same result as registering each
+  // AddInstance(entities, ...): the batch form, same result as adding to each
   // entity in order, all or nothing. Costs one hash and one registry probe per distinct
   // prototype among the entities (resource spawns have one), plus O(entities).
-  absl::Status RegisterComponent(absl::Span<const Entity> entities,
+  absl::Status AddInstance(absl::Span<const Entity> entities,
                                  ComponentManager* manager, IdString32 name);
 
   // FindComponentManager: the manager holding `entity`'s component `name`, or nullptr
@@ -144,10 +144,10 @@ class EntityIndex {
     return FindComponentManagerSlow(prototype, name.value());
   }
 
-  // UnregisterComponent: removes `name` from `entity`: the entity moves to the chain
+  // RemoveInstance: removes `name` from `entity`: the entity moves to the chain
   // without that entry, rebuilt from its base, reusing existing prototypes.
   // NotFound if the entity or the name is unknown.
-  absl::Status UnregisterComponent(Entity entity, IdString32 name);
+  absl::Status RemoveInstance(Entity entity, IdString32 name);
 
   // RemoveEntity: forgets `entity`; false if it was not registered (or is stale). O(1).
   // Its prototypes stay until CollectGarbage().
@@ -333,8 +333,8 @@ class EntityIndex {
   absl::Status CheckSlot(Entity entity, Slot slot, uint32_t* base) const;
   // RemoveEntity's general case (wide slots; unknown, stale or absent entities).
   bool RemoveEntitySlow(Entity entity);
-  // RegisterComponent's general case.
-  absl::Status RegisterComponentSlow(Entity entity, ComponentManager* manager,
+  // AddInstance's general case.
+  absl::Status AddInstanceSlow(Entity entity, ComponentManager* manager,
                                      IdString32 name);
   // True if the chain from `prototype` contains `name`.
   bool ChainHas(uint32_t prototype, uint32_t name) const;

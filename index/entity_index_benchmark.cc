@@ -180,7 +180,7 @@ uint32_t CompositionOf(Entity e) {
 // NoOpIndex: the interface the loop uses, doing nothing (the Floor case).
 class NoOpIndex {
  public:
-  absl::Status RegisterComponent(Entity, ComponentManager*, IdString32) {
+  absl::Status AddInstance(Entity, ComponentManager*, IdString32) {
     return absl::OkStatus();
   }
   ComponentManager* FindComponentManager(Entity, IdString32) const { return nullptr; }
@@ -221,8 +221,8 @@ void BM_EntityIndex(benchmark::State& state) {
         const Entity e = pool.Create();
         const std::vector<Component>& composition = world.composition(CompositionOf(e));
         for (const Component& c : composition) {
-          if (!index.RegisterComponent(e, c.manager, c.name).ok()) {
-            state.SkipWithError("RegisterComponent failed");
+          if (!index.AddInstance(e, c.manager, c.name).ok()) {
+            state.SkipWithError("AddInstance failed");
             return;
           }
         }

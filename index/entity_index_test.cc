@@ -59,7 +59,7 @@ TYPED_TEST(AnyEntityIndexTest, EmptyIndexFindsNothing) {
   EXPECT_FALSE(this->index_.Contains(Entity(0, 0)));
   EXPECT_EQ(this->index_.num_entities(), 0u);
   EXPECT_FALSE(this->index_.RemoveEntity(Entity(3, 1)));
-  EXPECT_THAT(this->index_.UnregisterComponent(Entity(3, 1), kFog),
+  EXPECT_THAT(this->index_.RemoveInstance(Entity(3, 1), kFog),
               StatusIs(absl::StatusCode::kNotFound));
   EXPECT_TRUE(this->index_.Components(Entity(0, 0)).empty());
 }
@@ -67,9 +67,9 @@ TYPED_TEST(AnyEntityIndexTest, EmptyIndexFindsNothing) {
 TYPED_TEST(AnyEntityIndexTest, FogAndVignetteOfOneManagerOnOneEntity) {
   const Entity e(5, 2);
   auto& idx = this->index_;
-  EXPECT_THAT(idx.RegisterComponent(e, &this->m_.transform, kTransform), IsOk());
-  EXPECT_THAT(idx.RegisterComponent(e, &this->m_.render_data_1, kFog), IsOk());
-  EXPECT_THAT(idx.RegisterComponent(e, &this->m_.render_data_1, kVignette), IsOk());
+  EXPECT_THAT(idx.AddInstance(e, &this->m_.transform, kTransform), IsOk());
+  EXPECT_THAT(idx.AddInstance(e, &this->m_.render_data_1, kFog), IsOk());
+  EXPECT_THAT(idx.AddInstance(e, &this->m_.render_data_1, kVignette), IsOk());
   EXPECT_EQ(idx.FindComponentManager(e, kTransform), &this->m_.transform);
   EXPECT_EQ(idx.FindComponentManager(e, kFog), &this->m_.render_data_1);
   EXPECT_EQ(idx.FindComponentManager(e, kVignette), &this->m_.render_data_1);
@@ -83,12 +83,12 @@ TYPED_TEST(AnyEntityIndexTest, FogAndVignetteOfOneManagerOnOneEntity) {
 TYPED_TEST(AnyEntityIndexTest, RejectsDuplicateNameInvalidEntityAndNullManager) {
   const Entity e(1, 0);
   auto& idx = this->index_;
-  ASSERT_THAT(idx.RegisterComponent(e, &this->m_.render_data_1, kFog), IsOk());
-  EXPECT_THAT(idx.RegisterComponent(e, &this->m_.render_data_2, kFog),
+  ASSERT_THAT(idx.AddInstance(e, &this->m_.render_data_1, kFog), IsOk());
+  EXPECT_THAT(idx.AddInstance(e, &this->m_.render_data_2, kFog),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr(kFog.DebugString())));
-  EXPECT_THAT(idx.RegisterComponent(Entity(), &this->m_.render_data_1, kFog),
+  EXPECT_THAT(idx.AddInstance(Entity(), &this->m_.render_data_1, kFog),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(idx.RegisterComponent(e, nullptr, kBloom),
+  EXPECT_THAT(idx.AddInstance(e, nullptr, kBloom),
               StatusIs(absl::StatusCode::kInvalidArgument));
   // Nothing changed.
   EXPECT_EQ(idx.FindComponentManager(e, kFog), &this->m_.render_data_1);
@@ -100,22 +100,22 @@ TYPED_TEST(AnyEntityIndexTest, UnregisterInTheMiddleKeepsTheOthersInOrder) {
   const Entity e(9, 0);
   auto& idx = this->index_;
   auto& m = this->m_;
-  ASSERT_THAT(idx.RegisterComponent(e, &m.transform, kTransform), IsOk());
-  ASSERT_THAT(idx.RegisterComponent(e, &m.render_data_1, kFog), IsOk());
-  ASSERT_THAT(idx.RegisterComponent(e, &m.render_data_1, kVignette), IsOk());
-  ASSERT_THAT(idx.UnregisterComponent(e, kFog), IsOk());
+  ASSERT_THAT(idx.AddInstance(e, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(idx.AddInstance(e, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(idx.AddInstance(e, &m.render_data_1, kVignette), IsOk());
+  ASSERT_THAT(idx.RemoveInstance(e, kFog), IsOk());
   using Entry = typename std::decay_t<decltype(idx.Components(e))>::value_type;
   EXPECT_THAT(idx.Components(e), ElementsAre(Entry{kTransform, &m.transform},
                                              Entry{kVignette, &m.render_data_1}));
   EXPECT_EQ(idx.FindComponentManager(e, kFog), nullptr);
-  EXPECT_THAT(idx.UnregisterComponent(e, kFog), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(idx.RemoveInstance(e, kFog), StatusIs(absl::StatusCode::kNotFound));
   // The name is free again, now on another manager.
-  EXPECT_THAT(idx.RegisterComponent(e, &m.render_data_2, kFog), IsOk());
+  EXPECT_THAT(idx.AddInstance(e, &m.render_data_2, kFog), IsOk());
   EXPECT_EQ(idx.FindComponentManager(e, kFog), &m.render_data_2);
   // Unregistering everything forgets the entity.
-  ASSERT_THAT(idx.UnregisterComponent(e, kTransform), IsOk());
-  ASSERT_THAT(idx.UnregisterComponent(e, kVignette), IsOk());
-  ASSERT_THAT(idx.UnregisterComponent(e, kFog), IsOk());
+  ASSERT_THAT(idx.RemoveInstance(e, kTransform), IsOk());
+  ASSERT_THAT(idx.RemoveInstance(e, kVignette), IsOk());
+  ASSERT_THAT(idx.RemoveInstance(e, kFog), IsOk());
   EXPECT_FALSE(idx.Contains(e));
   EXPECT_EQ(idx.num_entities(), 0u);
 }
@@ -124,11 +124,11 @@ TYPED_TEST(AnyEntityIndexTest, RemoveEntityThenReuseTheSlot) {
   auto& idx = this->index_;
   const Entity old_e(4, 0);
   const Entity new_e(4, 1);
-  ASSERT_THAT(idx.RegisterComponent(old_e, &this->m_.render_data_1, kFog), IsOk());
+  ASSERT_THAT(idx.AddInstance(old_e, &this->m_.render_data_1, kFog), IsOk());
   EXPECT_TRUE(idx.RemoveEntity(old_e));
   EXPECT_FALSE(idx.RemoveEntity(old_e));
   EXPECT_EQ(idx.FindComponentManager(old_e, kFog), nullptr);
-  ASSERT_THAT(idx.RegisterComponent(new_e, &this->m_.render_data_2, kFog), IsOk());
+  ASSERT_THAT(idx.AddInstance(new_e, &this->m_.render_data_2, kFog), IsOk());
   EXPECT_EQ(idx.FindComponentManager(new_e, kFog), &this->m_.render_data_2);
   EXPECT_EQ(idx.FindComponentManager(old_e, kFog), nullptr);
   EXPECT_FALSE(idx.RemoveEntity(old_e));
@@ -152,32 +152,32 @@ TYPED_TEST(AnyEntityIndexTest, BatchEqualsOneByOne) {
     }
     ComponentManager* manager = managers[rng.UniformIndex(3)];
     const IdString32 name = IdString32::FromValue(1000 + round);
-    ASSERT_THAT(batch_index.RegisterComponent(absl::MakeConstSpan(subset), manager, name),
+    ASSERT_THAT(batch_index.AddInstance(absl::MakeConstSpan(subset), manager, name),
                 IsOk());
-    for (Entity e : subset) ASSERT_THAT(one_index.RegisterComponent(e, manager, name), IsOk());
+    for (Entity e : subset) ASSERT_THAT(one_index.AddInstance(e, manager, name), IsOk());
   }
   for (Entity e : entities) {
     EXPECT_EQ(batch_index.Components(e), one_index.Components(e)) << e;
   }
   EXPECT_EQ(batch_index.num_entities(), one_index.num_entities());
-  EXPECT_THAT(batch_index.RegisterComponent(absl::Span<const Entity>(), &m.transform, kTransform), IsOk());
+  EXPECT_THAT(batch_index.AddInstance(absl::Span<const Entity>(), &m.transform, kTransform), IsOk());
 }
 
 TYPED_TEST(AnyEntityIndexTest, FailedBatchChangesNothing) {
   auto& idx = this->index_;
   auto& m = this->m_;
   const Entity a(1, 0), b(2, 0), c(3, 0);
-  ASSERT_THAT(idx.RegisterComponent(c, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(idx.AddInstance(c, &m.render_data_1, kFog), IsOk());
   const std::vector<Entity> has_fog = {a, b, c};
-  EXPECT_THAT(idx.RegisterComponent(absl::MakeConstSpan(has_fog), &m.render_data_1, kFog),
+  EXPECT_THAT(idx.AddInstance(absl::MakeConstSpan(has_fog), &m.render_data_1, kFog),
               StatusIs(absl::StatusCode::kAlreadyExists));
   const std::vector<Entity> twice = {a, b, a};
-  EXPECT_THAT(idx.RegisterComponent(absl::MakeConstSpan(twice), &m.render_data_1, kBloom),
+  EXPECT_THAT(idx.AddInstance(absl::MakeConstSpan(twice), &m.render_data_1, kBloom),
               StatusIs(absl::StatusCode::kAlreadyExists));
   const std::vector<Entity> invalid = {a, Entity()};
-  EXPECT_THAT(idx.RegisterComponent(absl::MakeConstSpan(invalid), &m.render_data_1, kBloom),
+  EXPECT_THAT(idx.AddInstance(absl::MakeConstSpan(invalid), &m.render_data_1, kBloom),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(idx.RegisterComponent(absl::MakeConstSpan(has_fog), nullptr, kBloom),
+  EXPECT_THAT(idx.AddInstance(absl::MakeConstSpan(has_fog), nullptr, kBloom),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_FALSE(idx.Contains(a));
   EXPECT_FALSE(idx.Contains(b));
@@ -214,14 +214,14 @@ void RunRandomisedAgainstModel(Index& index, uint64_t seed, int steps) {
       const Entity e = random_entity();
       std::vector<Entry>& entries = model[e];
       const bool expect_ok = !has(entries, name);
-      ASSERT_EQ(index.RegisterComponent(e, manager, name).ok(), expect_ok) << step;
+      ASSERT_EQ(index.AddInstance(e, manager, name).ok(), expect_ok) << step;
       if (expect_ok) entries.push_back(Entry{name, manager});
       if (entries.empty()) model.erase(e);
     } else if (op < 65) {
       const Entity e = random_entity();
       auto it = model.find(e);
       const bool expect_ok = it != model.end() && has(it->second, name);
-      ASSERT_EQ(index.UnregisterComponent(e, name).ok(), expect_ok) << step;
+      ASSERT_EQ(index.RemoveInstance(e, name).ok(), expect_ok) << step;
       if (expect_ok) {
         std::erase_if(it->second, [name](const Entry& x) { return x.name == name; });
         if (it->second.empty()) model.erase(it);
@@ -241,7 +241,7 @@ void RunRandomisedAgainstModel(Index& index, uint64_t seed, int steps) {
         auto it = model.find(e);
         if (it != model.end() && has(it->second, name)) expect_ok = false;
       }
-      ASSERT_EQ(index.RegisterComponent(absl::MakeConstSpan(batch), manager, name).ok(),
+      ASSERT_EQ(index.AddInstance(absl::MakeConstSpan(batch), manager, name).ok(),
                 expect_ok)
           << step;
       if (expect_ok) {
@@ -285,20 +285,20 @@ TEST(EntityIndex, ArticleWorkedExample) {
   EntityIndex index;
   const Entity entity_1(1, 0), entity_2(2, 0), entity_3(3, 0);
   for (Entity e : {entity_1, entity_2}) {
-    ASSERT_THAT(index.RegisterComponent(e, &m.transform, kTransform), IsOk());
-    ASSERT_THAT(index.RegisterComponent(e, &m.render_data_1, kFog), IsOk());
-    ASSERT_THAT(index.RegisterComponent(e, &m.render_data_1, kVignette), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.transform, kTransform), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.render_data_1, kFog), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.render_data_1, kVignette), IsOk());
   }
   // P1..P3.
   EXPECT_EQ(index.num_prototypes(), 3u);
   const EntityIndex::PrototypeHandle p3 = index.PrototypeOf(entity_1);
   EXPECT_EQ(index.PrototypeOf(entity_2), p3);
 
-  ASSERT_THAT(index.RegisterComponent(entity_3, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_3, &m.transform, kTransform), IsOk());
   const EntityIndex::PrototypeHandle p1 = index.PrototypeOf(entity_3);
-  ASSERT_THAT(index.RegisterComponent(entity_3, &m.render_data_2, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_3, &m.render_data_2, kFog), IsOk());
   const EntityIndex::PrototypeHandle p4 = index.PrototypeOf(entity_3);
-  ASSERT_THAT(index.RegisterComponent(entity_3, &m.render_data_2, kVignette), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_3, &m.render_data_2, kVignette), IsOk());
   const EntityIndex::PrototypeHandle p5 = index.PrototypeOf(entity_3);
   // P4 = P1 + [render_data_2, Fog], P5 = P4 + [render_data_2, Vignette].
   EXPECT_EQ(index.num_prototypes(), 5u);
@@ -332,22 +332,22 @@ TEST(EntityIndex, EntitiesDivergeAfterAddAndRemove) {
   EntityIndex index;
   const Entity a(1, 0), b(2, 0);
   for (Entity e : {a, b}) {
-    ASSERT_THAT(index.RegisterComponent(e, &m.transform, kTransform), IsOk());
-    ASSERT_THAT(index.RegisterComponent(e, &m.render_data_1, kFog), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.transform, kTransform), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.render_data_1, kFog), IsOk());
   }
   ASSERT_EQ(index.PrototypeOf(a), index.PrototypeOf(b));
   const auto shared = index.PrototypeOf(a);
-  ASSERT_THAT(index.RegisterComponent(b, &m.render_data_1, kBloom), IsOk());
+  ASSERT_THAT(index.AddInstance(b, &m.render_data_1, kBloom), IsOk());
   EXPECT_NE(index.PrototypeOf(b), shared);
   EXPECT_EQ(index.PrototypeOf(a), shared);
   EXPECT_EQ(index.FindComponentManager(a, kBloom), nullptr);
   EXPECT_EQ(index.FindComponentManager(b, kBloom), &m.render_data_1);
   // Removing the extra component brings b back onto a's prototype.
-  ASSERT_THAT(index.UnregisterComponent(b, kBloom), IsOk());
+  ASSERT_THAT(index.RemoveInstance(b, kBloom), IsOk());
   EXPECT_EQ(index.PrototypeOf(b), shared);
   // Removing Transform from a rebuilds [Fog] from P0: a new prototype.
   const size_t before = index.num_prototypes();
-  ASSERT_THAT(index.UnregisterComponent(a, kTransform), IsOk());
+  ASSERT_THAT(index.RemoveInstance(a, kTransform), IsOk());
   EXPECT_EQ(index.num_prototypes(), before + 1);
   EXPECT_EQ(index.FindComponentManager(a, kFog), &m.render_data_1);
   EXPECT_EQ(index.FindComponentManager(a, kTransform), nullptr);
@@ -359,14 +359,14 @@ TEST(EntityIndex, UnregisterInTheMiddleReusesExistingPrototypes) {
   EntityIndex index;
   const Entity a(1, 0), b(2, 0);
   // a: Transform, Fog, Vignette. b: Transform, Vignette (already the target chain).
-  ASSERT_THAT(index.RegisterComponent(a, &m.transform, kTransform), IsOk());
-  ASSERT_THAT(index.RegisterComponent(a, &m.render_data_1, kFog), IsOk());
-  ASSERT_THAT(index.RegisterComponent(a, &m.render_data_1, kVignette), IsOk());
-  ASSERT_THAT(index.RegisterComponent(b, &m.transform, kTransform), IsOk());
-  ASSERT_THAT(index.RegisterComponent(b, &m.render_data_1, kVignette), IsOk());
+  ASSERT_THAT(index.AddInstance(a, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(a, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(a, &m.render_data_1, kVignette), IsOk());
+  ASSERT_THAT(index.AddInstance(b, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(b, &m.render_data_1, kVignette), IsOk());
   const size_t before = index.num_prototypes();  // P1, P2, P3, P1+Vignette
   EXPECT_EQ(before, 4u);
-  ASSERT_THAT(index.UnregisterComponent(a, kFog), IsOk());
+  ASSERT_THAT(index.RemoveInstance(a, kFog), IsOk());
   EXPECT_EQ(index.PrototypeOf(a), index.PrototypeOf(b));
   EXPECT_EQ(index.num_prototypes(), before);
 }
@@ -376,11 +376,11 @@ TEST(EntityIndex, CollectGarbageKeepsEveryReferencedPrototype) {
   EntityIndex index;
   const Entity a(1, 0), b(2, 0), c(3, 0);
   for (Entity e : {a, b}) {
-    ASSERT_THAT(index.RegisterComponent(e, &m.transform, kTransform), IsOk());
-    ASSERT_THAT(index.RegisterComponent(e, &m.render_data_1, kFog), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.transform, kTransform), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.render_data_1, kFog), IsOk());
   }
-  ASSERT_THAT(index.RegisterComponent(b, &m.render_data_1, kVignette), IsOk());
-  ASSERT_THAT(index.RegisterComponent(c, &m.render_data_2, kBloom), IsOk());
+  ASSERT_THAT(index.AddInstance(b, &m.render_data_1, kVignette), IsOk());
+  ASSERT_THAT(index.AddInstance(c, &m.render_data_2, kBloom), IsOk());
   EXPECT_EQ(index.num_prototypes(), 4u);
   // Nothing is unused yet.
   EXPECT_EQ(index.CollectGarbage(), 0u);
@@ -396,8 +396,8 @@ TEST(EntityIndex, CollectGarbageKeepsEveryReferencedPrototype) {
   EXPECT_EQ(index.FindComponentManager(c, kBloom), &m.render_data_2);
   EXPECT_EQ(index.num_prototypes(), 1u);
   // Freed records are reused and the rebuilt chain works.
-  ASSERT_THAT(index.RegisterComponent(a, &m.transform, kTransform), IsOk());
-  ASSERT_THAT(index.RegisterComponent(a, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(a, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(a, &m.render_data_1, kFog), IsOk());
   EXPECT_EQ(index.FindComponentManager(a, kFog), &m.render_data_1);
   EXPECT_EQ(index.num_prototypes(), 3u);
 }
@@ -409,16 +409,16 @@ TEST(EntityIndex, LookupCacheForgetsRecordsThatGarbageCollectionReuses) {
   Managers m;
   EntityIndex index;
   const Entity a(1, 0), b(2, 0), c(3, 0);
-  ASSERT_THAT(index.RegisterComponent(a, &m.render_data_1, kFog), IsOk());
-  ASSERT_THAT(index.RegisterComponent(a, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(a, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(a, &m.transform, kTransform), IsOk());
   const EntityIndex::PrototypeHandle a_leaf = index.PrototypeOf(a);
   EXPECT_EQ(index.FindComponentManager(a, kFog), &m.render_data_1);  // cached
   // b keeps {Fog} alive; a's leaf {Fog, Transform} goes.
-  ASSERT_THAT(index.RegisterComponent(b, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(b, &m.render_data_1, kFog), IsOk());
   ASSERT_TRUE(index.RemoveEntity(a));
   EXPECT_EQ(index.CollectGarbage(), 1u);
   // c's new prototype {Sky} reuses a's freed leaf; its chain has no Fog.
-  ASSERT_THAT(index.RegisterComponent(c, &m.transform, IdString32("Sky")), IsOk());
+  ASSERT_THAT(index.AddInstance(c, &m.transform, IdString32("Sky")), IsOk());
   ASSERT_EQ(index.PrototypeOf(c), a_leaf);
   EXPECT_EQ(index.FindComponentManager(c, kFog), nullptr);
   EXPECT_EQ(index.FindComponentManager(c, IdString32("Sky")), &m.transform);
@@ -437,11 +437,11 @@ TEST(EntityIndex, CachedLookupsAgreeWithTheChain) {
     const Entity e(i, 0);
     for (int k = 0; k < 4; ++k) {
       if ((i >> k) & 1) {
-        ASSERT_THAT(index.RegisterComponent(e, managers[k], names[k]), IsOk());
+        ASSERT_THAT(index.AddInstance(e, managers[k], names[k]), IsOk());
       }
     }
     if (i % 3 == 0 && (i & 1)) {
-      ASSERT_THAT(index.UnregisterComponent(e, kTransform), IsOk());
+      ASSERT_THAT(index.RemoveInstance(e, kTransform), IsOk());
     }
   }
   for (int round = 0; round < 2; ++round) {
@@ -461,18 +461,18 @@ TEST(EntityIndex, BatchProbesTheRegistryOncePerDistinctPrototype) {
   EntityIndex index;
   std::vector<Entity> level;
   for (uint32_t i = 0; i < 5000; ++i) level.push_back(Entity(i, 0));
-  ASSERT_THAT(index.RegisterComponent(absl::MakeConstSpan(level), &m.transform, kTransform),
+  ASSERT_THAT(index.AddInstance(absl::MakeConstSpan(level), &m.transform, kTransform),
               IsOk());
   EXPECT_EQ(index.registry_probes(), 1u);
-  ASSERT_THAT(index.RegisterComponent(absl::MakeConstSpan(level), &m.render_data_1, kFog),
+  ASSERT_THAT(index.AddInstance(absl::MakeConstSpan(level), &m.render_data_1, kFog),
               IsOk());
   EXPECT_EQ(index.registry_probes(), 2u);
   // Two groups on two prototypes, interleaved.
   for (uint32_t i = 0; i < level.size(); i += 2) {
-    ASSERT_THAT(index.RegisterComponent(level[i], &m.render_data_1, kVignette), IsOk());
+    ASSERT_THAT(index.AddInstance(level[i], &m.render_data_1, kVignette), IsOk());
   }
   const uint64_t before = index.registry_probes();
-  ASSERT_THAT(index.RegisterComponent(absl::MakeConstSpan(level), &m.render_data_2, kBloom),
+  ASSERT_THAT(index.AddInstance(absl::MakeConstSpan(level), &m.render_data_2, kBloom),
               IsOk());
   EXPECT_EQ(index.registry_probes() - before, 2u);
   EXPECT_EQ(index.num_prototypes(), 5u);
@@ -487,10 +487,10 @@ TEST(EntityIndex, ForcedPrototypeHashCollisionIsResolved) {
   Managers m;
   EntityIndex index(&ConstantMix);
   const Entity entity_1(1, 0), entity_3(3, 0);
-  ASSERT_THAT(index.RegisterComponent(entity_1, &m.transform, kTransform), IsOk());
-  ASSERT_THAT(index.RegisterComponent(entity_1, &m.render_data_1, kFog), IsOk());
-  ASSERT_THAT(index.RegisterComponent(entity_3, &m.transform, kTransform), IsOk());
-  ASSERT_THAT(index.RegisterComponent(entity_3, &m.render_data_2, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_1, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_1, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_3, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_3, &m.render_data_2, kFog), IsOk());
   // Every prototype has id 42, yet each is its own record.
   EXPECT_EQ(index.PrototypeId(index.PrototypeOf(entity_1)), 42u);
   EXPECT_EQ(index.PrototypeId(index.PrototypeOf(entity_3)), 42u);
@@ -500,8 +500,8 @@ TEST(EntityIndex, ForcedPrototypeHashCollisionIsResolved) {
   EXPECT_EQ(index.FindComponentManager(entity_3, kFog), &m.render_data_2);
   // Same chain, same record, even with colliding ids.
   const Entity entity_2(2, 0);
-  ASSERT_THAT(index.RegisterComponent(entity_2, &m.transform, kTransform), IsOk());
-  ASSERT_THAT(index.RegisterComponent(entity_2, &m.render_data_2, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_2, &m.transform, kTransform), IsOk());
+  ASSERT_THAT(index.AddInstance(entity_2, &m.render_data_2, kFog), IsOk());
   EXPECT_EQ(index.PrototypeOf(entity_2), index.PrototypeOf(entity_3));
   EXPECT_EQ(index.num_prototypes(), 3u);
 }
@@ -516,17 +516,17 @@ TEST(EntityIndex, RandomisedWithCollidingIdsMatchesModel) {
 TEST(EntityIndex, StaleAndNewerGenerations) {
   Managers m;
   EntityIndex index;
-  ASSERT_THAT(index.RegisterComponent(Entity(7, 3), &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(Entity(7, 3), &m.render_data_1, kFog), IsOk());
   // An older generation is stale: rejected, nothing changes.
-  EXPECT_THAT(index.RegisterComponent(Entity(7, 2), &m.render_data_1, kBloom),
+  EXPECT_THAT(index.AddInstance(Entity(7, 2), &m.render_data_1, kBloom),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("stale")));
   const std::vector<Entity> batch = {Entity(8, 0), Entity(7, 1)};
-  EXPECT_THAT(index.RegisterComponent(absl::MakeConstSpan(batch), &m.render_data_1, kBloom),
+  EXPECT_THAT(index.AddInstance(absl::MakeConstSpan(batch), &m.render_data_1, kBloom),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_FALSE(index.Contains(Entity(8, 0)));
   EXPECT_EQ(index.FindComponentManager(Entity(7, 3), kFog), &m.render_data_1);
   // A newer generation replaces one that was destroyed without RemoveEntity.
-  ASSERT_THAT(index.RegisterComponent(Entity(7, 4), &m.render_data_2, kBloom), IsOk());
+  ASSERT_THAT(index.AddInstance(Entity(7, 4), &m.render_data_2, kBloom), IsOk());
   EXPECT_EQ(index.FindComponentManager(Entity(7, 3), kFog), nullptr);
   EXPECT_EQ(index.FindComponentManager(Entity(7, 4), kFog), nullptr);
   EXPECT_EQ(index.FindComponentManager(Entity(7, 4), kBloom), &m.render_data_2);
@@ -542,18 +542,18 @@ TEST(EntityIndex, GenerationsAbove16BitsStayExact) {
   EntityIndex index;
   const Entity e(7, 70000);
   const Entity low_bits_alias(7, 70000 - 65536);
-  ASSERT_THAT(index.RegisterComponent(e, &m.render_data_1, kFog), IsOk());
-  ASSERT_THAT(index.RegisterComponent(e, &m.render_data_1, kVignette), IsOk());
+  ASSERT_THAT(index.AddInstance(e, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(e, &m.render_data_1, kVignette), IsOk());
   EXPECT_EQ(index.FindComponentManager(e, kVignette), &m.render_data_1);
   EXPECT_EQ(index.FindComponentManager(low_bits_alias, kFog), nullptr);
   EXPECT_EQ(index.FindComponentManager(Entity(7, 70000 + 65536), kFog), nullptr);
   EXPECT_FALSE(index.RemoveEntity(low_bits_alias));
-  EXPECT_THAT(index.RegisterComponent(low_bits_alias, &m.render_data_1, kBloom),
+  EXPECT_THAT(index.AddInstance(low_bits_alias, &m.render_data_1, kBloom),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("70000")));
-  EXPECT_THAT(index.RegisterComponent(Entity(7, 69999), &m.render_data_1, kBloom),
+  EXPECT_THAT(index.AddInstance(Entity(7, 69999), &m.render_data_1, kBloom),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   const std::vector<Entity> batch = {Entity(8, 0), low_bits_alias};
-  EXPECT_THAT(index.RegisterComponent(absl::MakeConstSpan(batch), &m.transform, kTransform),
+  EXPECT_THAT(index.AddInstance(absl::MakeConstSpan(batch), &m.transform, kTransform),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(index.Components(e),
               ElementsAre(EntityIndex::ComponentEntry{kFog, &m.render_data_1},
@@ -562,18 +562,18 @@ TEST(EntityIndex, GenerationsAbove16BitsStayExact) {
   ASSERT_TRUE(index.RemoveEntity(e));
   EXPECT_FALSE(index.Contains(e));
   const Entity next(7, 70001);
-  ASSERT_THAT(index.RegisterComponent(next, &m.render_data_2, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(next, &m.render_data_2, kFog), IsOk());
   EXPECT_EQ(index.FindComponentManager(next, kFog), &m.render_data_2);
   EXPECT_EQ(index.FindComponentManager(e, kFog), nullptr);
-  EXPECT_THAT(index.RegisterComponent(e, &m.render_data_1, kFog),
+  EXPECT_THAT(index.AddInstance(e, &m.render_data_1, kFog),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  ASSERT_THAT(index.UnregisterComponent(next, kFog), IsOk());
+  ASSERT_THAT(index.RemoveInstance(next, kFog), IsOk());
   EXPECT_FALSE(index.Contains(next));
   EXPECT_EQ(index.num_entities(), 0u);
   // A narrow slot next to it is unaffected, and a slot can go from wide to narrow and
   // back through batches.
   std::vector<Entity> mixed = {Entity(6, 3), Entity(7, 70002), Entity(9, 0xFFFF)};
-  ASSERT_THAT(index.RegisterComponent(absl::MakeConstSpan(mixed), &m.transform, kTransform),
+  ASSERT_THAT(index.AddInstance(absl::MakeConstSpan(mixed), &m.transform, kTransform),
               IsOk());
   for (const Entity x : mixed) {
     EXPECT_EQ(index.FindComponentManager(x, kTransform), &m.transform) << x;
@@ -595,7 +595,7 @@ TEST(EntityIndex, MoreThan16BitsOfPrototypes) {
   constexpr uint32_t kEntities = 70000;
   for (uint32_t i = 0; i < kEntities; ++i) {
     ASSERT_TRUE(
-        index.RegisterComponent(Entity(i, 1), &m.render_data_1, IdString32::FromValue(i)).ok());
+        index.AddInstance(Entity(i, 1), &m.render_data_1, IdString32::FromValue(i)).ok());
   }
   ASSERT_EQ(index.num_prototypes(), kEntities);
   for (uint32_t i : {0u, 65533u, 65534u, 65535u, 65536u, kEntities - 1}) {
@@ -603,14 +603,14 @@ TEST(EntityIndex, MoreThan16BitsOfPrototypes) {
     EXPECT_EQ(index.FindComponentManager(e, IdString32::FromValue(i)), &m.render_data_1) << i;
     EXPECT_EQ(index.FindComponentManager(e, IdString32::FromValue(i + 1)), nullptr) << i;
     EXPECT_EQ(index.FindComponentManager(Entity(i, 0), IdString32::FromValue(i)), nullptr);
-    EXPECT_THAT(index.RegisterComponent(Entity(i, 0), &m.transform, kTransform),
+    EXPECT_THAT(index.AddInstance(Entity(i, 0), &m.transform, kTransform),
                 StatusIs(absl::StatusCode::kFailedPrecondition));
-    ASSERT_THAT(index.RegisterComponent(e, &m.transform, kTransform), IsOk());
+    ASSERT_THAT(index.AddInstance(e, &m.transform, kTransform), IsOk());
     EXPECT_THAT(index.Components(e),
                 ElementsAre(EntityIndex::ComponentEntry{IdString32::FromValue(i),
                                                         &m.render_data_1},
                             EntityIndex::ComponentEntry{kTransform, &m.transform}));
-    ASSERT_THAT(index.UnregisterComponent(e, IdString32::FromValue(i)), IsOk());
+    ASSERT_THAT(index.RemoveInstance(e, IdString32::FromValue(i)), IsOk());
     EXPECT_EQ(index.FindComponentManager(e, kTransform), &m.transform);
   }
   EXPECT_EQ(index.num_entities(), kEntities);
@@ -624,7 +624,7 @@ TEST(EntityIndex, LargestEntityIndexWorks) {
   Managers m;
   EntityIndex index;
   const Entity far(Entity::kInvalidIndex - 1, 0);
-  ASSERT_THAT(index.RegisterComponent(far, &m.render_data_1, kFog), IsOk());
+  ASSERT_THAT(index.AddInstance(far, &m.render_data_1, kFog), IsOk());
   EXPECT_EQ(index.FindComponentManager(far, kFog), &m.render_data_1);
   EXPECT_EQ(index.FindComponentManager(Entity(0, 0), kFog), nullptr);
   EXPECT_TRUE(index.RemoveEntity(far));
@@ -638,7 +638,7 @@ TEST(EntityIndex, DrivenByTheEntityManagersDestroyListener) {
       [&index](absl::Span<const Entity> dead) { index.RemoveEntity(dead); });
   std::vector<Entity> level(100);
   entities.CreateBatch(absl::MakeSpan(level));
-  ASSERT_THAT(index.RegisterComponent(absl::MakeConstSpan(level), &m.transform, kTransform),
+  ASSERT_THAT(index.AddInstance(absl::MakeConstSpan(level), &m.transform, kTransform),
               IsOk());
   ASSERT_THAT(entities.Destroy(level[0]), IsOk());
   EXPECT_FALSE(index.Contains(level[0]));
@@ -664,9 +664,9 @@ TEST(EntityIndex, MemoryUsageMatchesTheAllocator) {
   {
     EntityIndex index;
     for (Entity e : entities) {
-      ASSERT_TRUE(index.RegisterComponent(e, &m.transform, kTransform).ok());
+      ASSERT_TRUE(index.AddInstance(e, &m.transform, kTransform).ok());
       ASSERT_TRUE(
-          index.RegisterComponent(e, &m.render_data_1, IdString32::FromValue(e.index() % 100))
+          index.AddInstance(e, &m.render_data_1, IdString32::FromValue(e.index() % 100))
               .ok());
     }
     EXPECT_EQ(index.num_prototypes(), 101u);
@@ -685,15 +685,15 @@ TEST(LegacyEntityIndex, StoresTheInstanceIdAndMemoryMatchesTheAllocator) {
   const int64_t before = GlobalAllocationCounter().live_bytes();
   {
     LegacyEntityIndex index;
-    ASSERT_THAT(index.RegisterComponent(Entity(1, 0), &m.render_data_1, kFog,
+    ASSERT_THAT(index.AddInstance(Entity(1, 0), &m.render_data_1, kFog,
                                         IdString32::FromValue(4)),
                 IsOk());
     EXPECT_EQ(index.FindInstanceId(Entity(1, 0), kFog), IdString32::FromValue(4));
     EXPECT_EQ(index.FindInstanceId(Entity(1, 0), kBloom), std::nullopt);
     for (uint32_t i = 2; i < 3000; ++i) {
-      ASSERT_TRUE(index.RegisterComponent(Entity(i, 0), &m.transform, kTransform).ok());
-      ASSERT_TRUE(index.RegisterComponent(Entity(i, 0), &m.render_data_1, kFog).ok());
-      ASSERT_TRUE(index.RegisterComponent(Entity(i, 0), &m.render_data_1, kVignette).ok());
+      ASSERT_TRUE(index.AddInstance(Entity(i, 0), &m.transform, kTransform).ok());
+      ASSERT_TRUE(index.AddInstance(Entity(i, 0), &m.render_data_1, kFog).ok());
+      ASSERT_TRUE(index.AddInstance(Entity(i, 0), &m.render_data_1, kVignette).ok());
     }
     ExpectMemoryUsageMatches(index.MemoryUsage(), GlobalAllocationCounter().live_bytes() - before);
   }

@@ -8,14 +8,14 @@
 
 namespace strata {
 
-absl::Status LegacyEntityIndex::RegisterComponent(Entity entity, ComponentManager* manager,
+absl::Status LegacyEntityIndex::AddInstance(Entity entity, ComponentManager* manager,
                                                   IdString32 name, InstanceId instance) {
   if (!entity.is_valid()) {
-    return absl::InvalidArgumentError("RegisterComponent: invalid entity");
+    return absl::InvalidArgumentError("AddInstance: invalid entity");
   }
   if (manager == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
+        absl::StrCat("AddInstance: null manager for ", name.DebugString()));
   }
   std::vector<Entry>& entries = entities_[entity];
   for (const Entry& e : entries) {
@@ -28,15 +28,15 @@ absl::Status LegacyEntityIndex::RegisterComponent(Entity entity, ComponentManage
   return absl::OkStatus();
 }
 
-absl::Status LegacyEntityIndex::RegisterComponent(absl::Span<const Entity> entities,
+absl::Status LegacyEntityIndex::AddInstance(absl::Span<const Entity> entities,
                                                   ComponentManager* manager,
                                                   IdString32 name) {
   if (manager == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("RegisterComponent: null manager for ", name.DebugString()));
+        absl::StrCat("AddInstance: null manager for ", name.DebugString()));
   }
   for (size_t i = 0; i < entities.size(); ++i) {
-    absl::Status status = RegisterComponent(entities[i], manager, name);
+    absl::Status status = AddInstance(entities[i], manager, name);
     if (!status.ok()) {
       for (size_t j = 0; j < i; ++j) {  // Roll back: the name was appended last.
         auto it = entities_.find(entities[j]);
@@ -70,17 +70,17 @@ std::optional<InstanceId> LegacyEntityIndex::FindInstanceId(Entity entity,
   return std::nullopt;
 }
 
-absl::Status LegacyEntityIndex::UnregisterComponent(Entity entity, IdString32 name) {
+absl::Status LegacyEntityIndex::RemoveInstance(Entity entity, IdString32 name) {
   auto it = entities_.find(entity);
   if (it == entities_.end()) {
     return absl::NotFoundError(
-        absl::StrCat("UnregisterComponent: ", entity.DebugString(), " is not indexed"));
+        absl::StrCat("RemoveInstance: ", entity.DebugString(), " is not indexed"));
   }
   std::vector<Entry>& entries = it->second;
   auto entry = std::find_if(entries.begin(), entries.end(),
                             [name](const Entry& e) { return e.name == name; });
   if (entry == entries.end()) {
-    return absl::NotFoundError(absl::StrCat("UnregisterComponent: ", entity.DebugString(),
+    return absl::NotFoundError(absl::StrCat("RemoveInstance: ", entity.DebugString(),
                                             " has no component named ",
                                             name.DebugString()));
   }

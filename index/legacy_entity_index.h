@@ -4,7 +4,7 @@
 // entities, so memory grows with entities × components.
 //
 //   LegacyEntityIndex index;
-//   absl::Status s = index.RegisterComponent(e, &render_data_1, IdString32("Fog"));
+//   absl::Status s = index.AddInstance(e, &render_data_1, IdString32("Fog"));
 //   ComponentManager* m = index.FindComponentManager(e, IdString32("Fog"));
 //
 // Same interface as EntityIndex (plus the instance id the old design stored), so the
@@ -43,18 +43,18 @@ class LegacyEntityIndex {
 
   LegacyEntityIndex() = default;
 
-  // RegisterComponent: appends {name, manager, instance} to `entity`'s array; the
+  // AddInstance: appends {name, manager, instance} to `entity`'s array; the
   // instance id defaults to the name (the new convention). Amortised O(components)
   // for the duplicate check. InvalidArgument for an invalid entity or null manager,
   // AlreadyExists if the entity already has `name`.
-  absl::Status RegisterComponent(Entity entity, ComponentManager* manager, IdString32 name) {
-    return RegisterComponent(entity, manager, name, name);
+  absl::Status AddInstance(Entity entity, ComponentManager* manager, IdString32 name) {
+    return AddInstance(entity, manager, name, name);
   }
-  absl::Status RegisterComponent(Entity entity, ComponentManager* manager, IdString32 name,
+  absl::Status AddInstance(Entity entity, ComponentManager* manager, IdString32 name,
                                  InstanceId instance);
-  // RegisterComponent(entities, ...): registers on each entity, all or nothing. No
+  // AddInstance(entities, ...): adds to each entity, all or nothing. No
   // sharing to exploit, so O(entities × components).
-  absl::Status RegisterComponent(absl::Span<const Entity> entities,
+  absl::Status AddInstance(absl::Span<const Entity> entities,
                                  ComponentManager* manager, IdString32 name);
 
   // FindComponentManager: the manager of `entity`'s component `name`, or nullptr.
@@ -63,9 +63,9 @@ class LegacyEntityIndex {
   // FindInstanceId: the instance id registered for `name`.
   std::optional<InstanceId> FindInstanceId(Entity entity, IdString32 name) const;
 
-  // UnregisterComponent: removes `name` from the entity's array (order kept); an entity
+  // RemoveInstance: removes `name` from the entity's array (order kept); an entity
   // left with no components is forgotten. NotFound if absent.
-  absl::Status UnregisterComponent(Entity entity, IdString32 name);
+  absl::Status RemoveInstance(Entity entity, IdString32 name);
 
   // RemoveEntity: forgets `entity` and frees its array; false if unknown.
   bool RemoveEntity(Entity entity) { return entities_.erase(entity) != 0; }

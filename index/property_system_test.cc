@@ -30,7 +30,7 @@ class PropertySystemTest : public ::testing::Test {
     for (const char* name : {"Fog", "Vignette"}) {
       STRATA_ASSERT_OK_AND_ASSIGN(Instance i, render_data_.Create(e_, IdString32(name)));
       (void)i;
-      ASSERT_THAT(index_.RegisterComponent(e_, &render_data_, IdString32(name)), IsOk());
+      ASSERT_THAT(index_.AddInstance(e_, &render_data_, IdString32(name)), IsOk());
     }
     ASSERT_THAT(properties_.Describe(&render_data_, render_data_.DescribeProperties()),
                 IsOk());
@@ -110,7 +110,7 @@ TEST_F(PropertySystemTest, IndexedButDestroyedInstanceAndUndescribedManager) {
 
   RenderDataManager undescribed("physics");
   ASSERT_TRUE(undescribed.Create(e_, IdString32("Body")).ok());
-  ASSERT_THAT(index_.RegisterComponent(e_, &undescribed, IdString32("Body")), IsOk());
+  ASSERT_THAT(index_.AddInstance(e_, &undescribed, IdString32("Body")), IsOk());
   EXPECT_THAT(properties_.Get(e_, "Body", "mass"),
               StatusIs(absl::StatusCode::kNotFound,
                        AllOf(HasSubstr("physics"), HasSubstr("no described properties"))));
@@ -176,7 +176,7 @@ TEST(PropertySystem, RandomisedAgainstTheManagersData) {
       if (!rng.Bernoulli(0.5)) continue;
       RenderDataManager* m = rng.Bernoulli(0.5) ? &a : &b;
       ASSERT_TRUE(m->Create(e, IdString32(name)).ok());
-      ASSERT_THAT(index.RegisterComponent(e, m, IdString32(name)), IsOk());
+      ASSERT_THAT(index.AddInstance(e, m, IdString32(name)), IsOk());
     }
   }
   for (int step = 0; step < 2000; ++step) {

@@ -45,7 +45,7 @@
 namespace strata {
 namespace {
 
-using Instance = TransformComponent::Instance;
+using TransformHandle = TransformHandle;
 
 // kPrepared: immediate mode, SetLocalBatch with a PreparedBatch made once with the scene
 // (outside the timed frames), as a system that moves the same instances every frame
@@ -77,8 +77,8 @@ const std::vector<Matrix4x4>& Pose(int frame) {
 
 struct Scene {
   std::unique_ptr<TransformComponent> tc;
-  std::vector<Instance> nodes;
-  std::vector<Instance> moving;  // set every frame, in this order
+  std::vector<TransformHandle> nodes;
+  std::vector<TransformHandle> moving;  // set every frame, in this order
   TransformComponent::PreparedBatch prepared;  // of `moving` (Mode::kPrepared)
   size_t updated = 0;            // world matrices recomputed per frame
 };
@@ -99,7 +99,7 @@ Scene MakeNodes(Mode mode, uint32_t n) {
   return s;
 }
 
-void LinkOrDie(Scene& s, absl::Span<const Instance> children, absl::Span<const Instance> parents) {
+void LinkOrDie(Scene& s, absl::Span<const TransformHandle> children, absl::Span<const TransformHandle> parents) {
   if (!s.tc->LinkBatch(children, parents).ok()) std::abort();
 }
 
@@ -118,7 +118,7 @@ Scene MakeTree5(Mode mode, uint32_t n) {
   uint32_t b = 1;
   while (1 + b + b * b + b * b * b + b * b * b * b < n) ++b;
   Scene s = MakeNodes(mode, n);
-  std::vector<Instance> children, parents;
+  std::vector<TransformHandle> children, parents;
   for (uint32_t k = 1; k < n; ++k) {
     children.push_back(s.nodes[k]);
     parents.push_back(s.nodes[(k - 1) / b]);
@@ -150,7 +150,7 @@ Scene MakeFlat(Mode mode, uint32_t n, uint32_t percent) {
 Scene MakeHierarchy(Mode mode, uint32_t parents, uint32_t children) {
   const uint32_t family = children + 1;
   Scene s = MakeNodes(mode, parents * family);
-  std::vector<Instance> kids, dads;
+  std::vector<TransformHandle> kids, dads;
   for (uint32_t p = 0; p < parents; ++p) {
     for (uint32_t c = 1; c <= children; ++c) {
       kids.push_back(s.nodes[p * family + c]);

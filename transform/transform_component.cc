@@ -210,7 +210,7 @@ absl::Status TransformComponent::Full(size_t more) const {
                                                    kMaxCapacity, ")"));
 }
 
-absl::StatusOr<TransformComponent::Instance> TransformComponent::Create(
+absl::StatusOr<TransformHandle> TransformComponent::Create(
     Entity entity, const Matrix4x4& local) {
   if (!entity.is_valid()) return absl::InvalidArgumentError("Create: invalid entity");
   if (connected() && !manager_->Alive(entity)) return NotAlive("Create: ", entity);
@@ -221,12 +221,12 @@ absl::StatusOr<TransformComponent::Instance> TransformComponent::Create(
   if (size_ == kMaxCapacity) return Full(1);
   Grow(size_ + 1);
   const uint32_t pos = Append(entity, local);
-  return InstanceAt(pos);
+  return HandleAt(pos);
 }
 
 absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
                                              absl::Span<const Matrix4x4> locals,
-                                             absl::Span<Instance> out) {
+                                             absl::Span<TransformHandle> out) {
   if (entities.size() != locals.size() || entities.size() != out.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CreateBatch: span sizes differ (entities ", entities.size(), ", locals ",
@@ -255,30 +255,30 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
   Grow(size_ + entities.size());
   entity_to_id_.reserve(size_ + entities.size());
   for (size_t k = 0; k < entities.size(); ++k) {
-    out[k] = InstanceAt(Append(entities[k], locals[k]));
+    out[k] = HandleAt(Append(entities[k], locals[k]));
   }
   return absl::OkStatus();
 }
 
-TransformComponent::Instance TransformComponent::Lookup(Entity entity) const {
+TransformHandle TransformComponent::Lookup(Entity entity) const {
   auto it = entity_to_id_.find(entity);
-  if (it == entity_to_id_.end()) return Instance();
-  return Instance(it->second, id_generation_[it->second]);
+  if (it == entity_to_id_.end()) return TransformHandle();
+  return TransformHandle(it->second, id_generation_[it->second]);
 }
 
-TransformComponent::Instance TransformComponent::LinkOf(Instance i,
+TransformHandle TransformComponent::LinkOf(TransformHandle i,
                                                         const uint32_t* column) const {
-  if (!IsValid(i)) return Instance();
+  if (!IsValid(i)) return TransformHandle();
   const uint32_t other = column[PositionOf(i)];
-  return other == kNone ? Instance() : InstanceAt(other);
+  return other == kNone ? TransformHandle() : HandleAt(other);
 }
 
-const Matrix4x4& TransformComponent::Local(Instance i) const {
+const Matrix4x4& TransformComponent::Local(TransformHandle i) const {
   ABSL_HARDENING_ASSERT(IsValid(i));
   return IsValid(i) ? local_[PositionOf(i)] : kIdentity;
 }
 
-const Matrix4x4& TransformComponent::World(Instance i) const {
+const Matrix4x4& TransformComponent::World(TransformHandle i) const {
   ABSL_HARDENING_ASSERT(IsValid(i));
   return IsValid(i) ? world_[PositionOf(i)] : kIdentity;
 }
@@ -360,7 +360,7 @@ void TransformComponent::DestroyAt(uint32_t pos) {
   }
 }
 
-absl::Status TransformComponent::Destroy(Instance i) {
+absl::Status TransformComponent::Destroy(TransformHandle i) {
   if (!IsValid(i)) return absl::NotFoundError("Destroy: instance is invalid or stale");
   DestroyAt(PositionOf(i));
   return absl::OkStatus();

@@ -9,8 +9,8 @@
 //   TransformComponent transforms;                       // immediate mode
 //   transforms.ConnectTo(entities);                      // entity destroyed -> transform too
 //   Entity car = entities.Create(), wheel = entities.Create();
-//   TransformComponent::Instance c = *transforms.Create(car, Matrix4x4::Translation(10, 0, 0));
-//   TransformComponent::Instance w = *transforms.Create(wheel, Matrix4x4::Translation(1, 0, 0));
+//   TransformHandle c = *transforms.Create(car, Matrix4x4::Translation(10, 0, 0));
+//   TransformHandle w = *transforms.Create(wheel, Matrix4x4::Translation(1, 0, 0));
 //   absl::Status s = transforms.Link(w, c);              // wheel follows the car
 //   transforms.SetLocal(c, Matrix4x4::Translation(20, 0, 0));
 //   transforms.World(w);                                 // translation (21, 0, 0), at once
@@ -32,9 +32,9 @@
 // always through the article's three-step swap via the spare slot at `size`, which keeps
 // every link intact.
 //
-// Handles: an Instance is a stable id plus a generation, so it stays valid while the
+// Handles: a TransformHandle is a stable id plus a generation, so it stays valid while the
 // node moves and is rejected (never silently reused) once the node is destroyed. An
-// Instance belongs to the component that issued it; passing it to another component is
+// TransformHandle belongs to the component that issued it; passing it to another component is
 // a bug those checks cannot always catch.
 //
 // Thread-safety: none; one component belongs to one thread at a time. Const member
@@ -65,6 +65,30 @@ namespace transform_internal {
 struct HierarchyView;
 }  // namespace transform_internal
 
+// TransformHandle: a handle to one transform of a TransformComponent. Invalid by default.
+class TransformHandle {
+ public:
+  constexpr TransformHandle() = default;
+  constexpr bool is_valid() const { return id_ != kInvalidId; }
+  constexpr uint32_t id() const { return id_; }
+  constexpr uint32_t generation() const { return generation_; }
+  friend constexpr bool operator==(TransformHandle a, TransformHandle b) {
+    return a.id_ == b.id_ && a.generation_ == b.generation_;
+  }
+  friend constexpr bool operator!=(TransformHandle a, TransformHandle b) { return !(a == b); }
+  template <typename H>
+  friend H AbslHashValue(H h, TransformHandle i) {
+    return H::combine(std::move(h), i.id_, i.generation_);
+  }
+
+ private:
+  friend class TransformComponent;
+  static constexpr uint32_t kInvalidId = 0xFFFFFFFFu;
+  constexpr TransformHandle(uint32_t id, uint32_t generation) : id_(id), generation_(generation) {}
+  uint32_t id_ = kInvalidId;
+  uint32_t generation_ = 0;
+};
+
 class TransformComponent {
  public:
   enum class Mode { kImmediate, kDeferred };
@@ -93,30 +117,6 @@ class TransformComponent {
     size_t stream_min_nodes = size_t{1} << 16;
   };
 
-  // Instance: a handle to one transform in this component. Invalid by default.
-  class Instance {
-   public:
-    constexpr Instance() = default;
-    constexpr bool is_valid() const { return id_ != kInvalidId; }
-    constexpr uint32_t id() const { return id_; }
-    constexpr uint32_t generation() const { return generation_; }
-    friend constexpr bool operator==(Instance a, Instance b) {
-      return a.id_ == b.id_ && a.generation_ == b.generation_;
-    }
-    friend constexpr bool operator!=(Instance a, Instance b) { return !(a == b); }
-    template <typename H>
-    friend H AbslHashValue(H h, Instance i) {
-      return H::combine(std::move(h), i.id_, i.generation_);
-    }
-
-   private:
-    friend class TransformComponent;
-    static constexpr uint32_t kInvalidId = 0xFFFFFFFFu;
-    constexpr Instance(uint32_t id, uint32_t generation) : id_(id), generation_(generation) {}
-    uint32_t id_ = kInvalidId;
-    uint32_t generation_ = 0;
-  };
-
   // PreparedBatch: a list of instances checked and resolved to positions once (by
   // PrepareBatch), for SetLocalBatch calls that set the same instances again and again,
   // typically every frame (an animation system's movers). SetLocalBatch then checks one
@@ -142,7 +142,7 @@ class TransformComponent {
     };
     uint64_t owner_ = 0;           // the serial number of the component; 0: none
     uint64_t layout_version_ = 0;  // the component's layout version when resolved
-    std::vector<Instance> instances_;
+    std::vector<TransformHandle> instances_;
     std::vector<uint32_t> positions_;  // per instance, valid at layout_version_
     Shape shape_ = Shape::kRoots;
     uint32_t first_ = 0;          // kFlatRun: the position of instances_[0]
@@ -175,7 +175,7 @@ class TransformComponent {
   // issued, or the manager has been destroyed), ResourceExhausted at kMaxCapacity.
   // Amortised O(1); may reallocate (instances stay valid, pointers from Local/World do
   // not).
-  absl::StatusOr<Instance> Create(Entity entity, const Matrix4x4& local);
+  absl::StatusOr<TransformHandle> Create(Entity entity, const Matrix4x4& local);
 
   // CreateBatch: creates roots for entities[i] with locals[i], writes the handles to
   // out[i]. All or nothing: InvalidArgument if the spans differ in size or an entity is
@@ -185,25 +185,25 @@ class TransformComponent {
   // O(n), one growth at most; the new instances take consecutive positions in order,
   // so spawning parents before children keeps families close in memory.
   absl::Status CreateBatch(absl::Span<const Entity> entities,
-                           absl::Span<const Matrix4x4> locals, absl::Span<Instance> out);
+                           absl::Span<const Matrix4x4> locals, absl::Span<TransformHandle> out);
 
-  // Lookup: the transform of `entity`, or the invalid Instance. O(1) (hash lookup).
-  Instance Lookup(Entity entity) const;
+  // Lookup: the transform of `entity`, or the invalid TransformHandle. O(1) (hash lookup).
+  TransformHandle Lookup(Entity entity) const;
 
   // IsValid: true if `i` was issued here and not destroyed since. O(1).
-  bool IsValid(Instance i) const {
+  bool IsValid(TransformHandle i) const {
     return i.id_ < id_limit_ && id_generation_[i.id_] == i.generation_;
   }
 
   // entity: the entity of `i`; the invalid Entity for an invalid instance. O(1).
-  Entity entity(Instance i) const {
+  Entity entity(TransformHandle i) const {
     return IsValid(i) ? entity_[id_position_[i.id_]] : Entity();
   }
 
   // Destroy: removes `i`. Its children become roots whose world is their local (their
   // subtrees are updated as by SetLocal). NotFound for an invalid or stale instance.
   // O(children + their subtrees in immediate mode); other instances stay valid.
-  absl::Status Destroy(Instance i);
+  absl::Status Destroy(TransformHandle i);
 
   // DestroyEntity: Destroy(Lookup(entity)); false if `entity` has no transform here.
   bool DestroyEntity(Entity entity);
@@ -224,23 +224,23 @@ class TransformComponent {
   // `parent` or an ancestor of it (a cycle), NotFound if either is invalid or stale;
   // on error nothing changes. The cycle check costs O(min(depth of parent, size of the
   // child's subtree)); the update O(size of the child's subtree).
-  absl::Status Link(Instance child, Instance parent);
+  absl::Status Link(TransformHandle child, TransformHandle parent);
 
   // LinkBatch: Link(children[i], parents[i]) in order. InvalidArgument if the spans
   // differ in size. Stops at the first failing pair and returns its error (naming the
   // index); the pairs before it stay linked.
-  absl::Status LinkBatch(absl::Span<const Instance> children,
-                         absl::Span<const Instance> parents);
+  absl::Status LinkBatch(absl::Span<const TransformHandle> children,
+                         absl::Span<const TransformHandle> parents);
 
   // Unlink: makes `child` a root (world = local); OK if it is one already. NotFound for
   // an invalid or stale instance. O(size of the child's subtree).
-  absl::Status Unlink(Instance child);
+  absl::Status Unlink(TransformHandle child);
 
   // SetLocal: sets the local matrix. Immediate mode: recomputes the world matrices of
   // the node and its subtree now, without recursion (O(subtree)). Deferred mode: marks
   // the node and its subtree dirty (O(1) if already dirty, else O(subtree) swaps).
   // Returns false, changing nothing, for an invalid or stale instance.
-  bool SetLocal(Instance i, const Matrix4x4& local);
+  bool SetLocal(TransformHandle i, const Matrix4x4& local);
 
   // SetLocalBatch: SetLocal(instances[k], locals[k]) for all k, with one propagation in
   // immediate mode: each affected node is computed once, O(k + ancestors of the set
@@ -248,13 +248,13 @@ class TransformComponent {
   // repeated instance takes its last matrix. All or nothing: InvalidArgument if the
   // spans differ in size, NotFound (naming the index) if an instance is invalid or
   // stale; then nothing changes.
-  absl::Status SetLocalBatch(absl::Span<const Instance> instances,
+  absl::Status SetLocalBatch(absl::Span<const TransformHandle> instances,
                              absl::Span<const Matrix4x4> locals);
 
   // PrepareBatch: checks `instances` and resolves them for SetLocalBatch(PreparedBatch&,
   // ...) (see PreparedBatch). NotFound (naming the index) if one is invalid or stale.
   // O(n); repeats allowed (the last matrix wins, as in SetLocalBatch).
-  absl::StatusOr<PreparedBatch> PrepareBatch(absl::Span<const Instance> instances);
+  absl::StatusOr<PreparedBatch> PrepareBatch(absl::Span<const TransformHandle> instances);
 
   // SetLocalBatch (prepared): as SetLocalBatch(batch's instances, locals), same results
   // bit for bit, without checking each handle when nothing moved since the batch was
@@ -268,15 +268,15 @@ class TransformComponent {
   // last UpdateWorld() in deferred mode. O(1). The reference is invalidated by any
   // non-const call. Requires IsValid(i) (checked by ABSL_HARDENING_ASSERT; without
   // hardening an invalid instance yields the identity, never an out-of-bounds read).
-  const Matrix4x4& Local(Instance i) const;
-  const Matrix4x4& World(Instance i) const;
+  const Matrix4x4& Local(TransformHandle i) const;
+  const Matrix4x4& World(TransformHandle i) const;
 
   // Parent / FirstChild / NextSibling / PrevSibling: the hierarchy links, invalid
-  // Instance where there is none or `i` is invalid. O(1).
-  Instance Parent(Instance i) const { return LinkOf(i, parent_); }
-  Instance FirstChild(Instance i) const { return LinkOf(i, first_child_); }
-  Instance NextSibling(Instance i) const { return LinkOf(i, next_sibling_); }
-  Instance PrevSibling(Instance i) const { return LinkOf(i, prev_sibling_); }
+  // TransformHandle where there is none or `i` is invalid. O(1).
+  TransformHandle Parent(TransformHandle i) const { return LinkOf(i, parent_); }
+  TransformHandle FirstChild(TransformHandle i) const { return LinkOf(i, first_child_); }
+  TransformHandle NextSibling(TransformHandle i) const { return LinkOf(i, next_sibling_); }
+  TransformHandle PrevSibling(TransformHandle i) const { return LinkOf(i, prev_sibling_); }
 
   // UpdateWorld: deferred mode: recomputes the world matrix of every dirty node in one
   // linear pass (parents first), and moves nodes idle long enough out of the dirty
@@ -307,7 +307,7 @@ class TransformComponent {
   // NOTE: set in id_generation_ while an id is free, so no issued handle matches.
   static constexpr uint32_t kFreeBit = 0x80000000u;
 
-  Instance LinkOf(Instance i, const uint32_t* column) const;
+  TransformHandle LinkOf(TransformHandle i, const uint32_t* column) const;
   // Create's errors: NotFound for an entity not alive in the connected manager;
   // ResourceExhausted for `more` instances past kMaxCapacity.
   absl::Status NotAlive(absl::string_view context, Entity entity) const;
@@ -321,9 +321,9 @@ class TransformComponent {
                        std::vector<uint32_t>& inner);
   // (Re)resolves batch.instances_ at the current layout; NotFound as PrepareBatch.
   absl::Status Resolve(PreparedBatch& batch);
-  uint32_t PositionOf(Instance i) const { return id_position_[i.id_]; }
-  Instance InstanceAt(uint32_t pos) const {
-    return Instance(id_[pos], id_generation_[id_[pos]]);
+  uint32_t PositionOf(TransformHandle i) const { return id_position_[i.id_]; }
+  TransformHandle HandleAt(uint32_t pos) const {
+    return TransformHandle(id_[pos], id_generation_[id_[pos]]);
   }
   bool IsDirty(uint32_t pos) const { return pos >= first_dirty_; }
   // The columns the kernels of transform/internal/transform_kernels.h walk.

@@ -120,7 +120,7 @@ bool TransformComponent::InBatchOrBelowOne(uint32_t pos) {
   return covered;
 }
 
-absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instances,
+absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle> instances,
                                                absl::Span<const Matrix4x4> locals) {
   if (instances.size() != locals.size()) {
     return absl::InvalidArgumentError(absl::StrCat("SetLocalBatch: span sizes differ (instances ",
@@ -153,7 +153,7 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const Instance> instan
   scratch_positions_.resize(n);
   const BatchScan scan = [&] {
     // The columns in locals: the stores to `out` could alias the members otherwise.
-    const Instance* in = instances.data();
+    const TransformHandle* in = instances.data();
     uint32_t* const out = scratch_positions_.data();
     const uint32_t* const generation = id_generation_;
     const uint32_t* const position = id_position_;
@@ -240,7 +240,7 @@ size_t TransformComponent::FindWalkRoots(const uint32_t* positions, size_t n,
 // ---- Prepared batches ----------------------------------------------------------------
 
 absl::StatusOr<TransformComponent::PreparedBatch> TransformComponent::PrepareBatch(
-    absl::Span<const Instance> instances) {
+    absl::Span<const TransformHandle> instances) {
   PreparedBatch batch;
   batch.owner_ = serial_;
   batch.instances_.assign(instances.begin(), instances.end());

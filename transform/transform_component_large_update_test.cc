@@ -27,7 +27,6 @@ namespace {
 using ::strata::testing::IsOk;
 using ::strata::testing::Random;
 using ::strata::testing::StatusIs;
-using ::strata::transform_internal::Instance;
 using ::strata::transform_internal::Mode;
 using ::strata::transform_internal::ModeName;
 using ::strata::transform_internal::TransformModes;
@@ -83,9 +82,9 @@ class LargeUpdates {
     }
     for (size_t k = 0; k < entities.size(); ++k) locals.push_back(RandomRigid(rng));
     for (TransformComponent* tc : {fast_.get(), serial_.get()}) {
-      std::vector<Instance> out(entities.size());
+      std::vector<TransformHandle> out(entities.size());
       ASSERT_THAT(tc->CreateBatch(entities, locals, absl::MakeSpan(out)), IsOk());
-      std::vector<Instance> c, p;
+      std::vector<TransformHandle> c, p;
       for (size_t k = 0; k < kids.size(); ++k) {
         c.push_back(tc->Lookup(kids[k]));
         p.push_back(tc->Lookup(dads[k]));
@@ -103,7 +102,7 @@ class LargeUpdates {
   // with other matrices: the second use skips the handle checks.
   void Set(Random& rng, const std::vector<Entity>& which, How how) {
     if (how == How::kPrepared) {
-      std::vector<Instance> instances;
+      std::vector<TransformHandle> instances;
       for (Entity e : which) instances.push_back(fast_->Lookup(e));
       STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch batch,
                                   fast_->PrepareBatch(instances));
@@ -132,7 +131,7 @@ class LargeUpdates {
       ref_[e].local = locals.back();  // a repeat takes its last matrix
     }
     for (TransformComponent* tc : {fast_.get(), serial_.get()}) {
-      std::vector<Instance> instances;
+      std::vector<TransformHandle> instances;
       for (Entity e : which) instances.push_back(tc->Lookup(e));
       if (batch) {
         ASSERT_THAT(tc->SetLocalBatch(instances, locals), IsOk());
@@ -158,9 +157,9 @@ class LargeUpdates {
     }
   }
 
-  static std::vector<Instance> Lookup(const TransformComponent& tc,
+  static std::vector<TransformHandle> Lookup(const TransformComponent& tc,
                                       const std::vector<Entity>& which) {
-    std::vector<Instance> instances;
+    std::vector<TransformHandle> instances;
     for (Entity e : which) instances.push_back(tc.Lookup(e));
     return instances;
   }

@@ -22,7 +22,7 @@ namespace {
 using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
 using ::testing::HasSubstr;
-using Instance = TransformComponent::Instance;
+using TransformHandle = TransformHandle;
 
 // Under ASan, a component that still pointed at its freed manager fails here: in
 // Create's liveness check, in the listener's removal by Disconnect and by the
@@ -32,8 +32,8 @@ TEST(TransformComponentLifetime, ManagerDestroyedFirst) {
   auto tc = std::make_unique<TransformComponent>();
   tc->ConnectTo(*manager);
   const Entity parent = manager->Create(), child = manager->Create();
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc->Create(parent, Matrix4x4::Translation(1, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc->Create(child, Matrix4x4::Translation(0, 2, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle p, tc->Create(parent, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle c, tc->Create(child, Matrix4x4::Translation(0, 2, 0)));
   STRATA_ASSERT_OK(tc->Link(c, p));
   manager.reset();
 
@@ -45,7 +45,7 @@ TEST(TransformComponentLifetime, ManagerDestroyedFirst) {
   // No entity of the dead manager is alive: Create refuses, saying why.
   EXPECT_THAT(tc->Create(Entity(7, 0), Matrix4x4::Identity()),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("has been destroyed")));
-  std::vector<Instance> out(1);
+  std::vector<TransformHandle> out(1);
   EXPECT_THAT(tc->CreateBatch({Entity(8, 0)}, {Matrix4x4::Identity()}, absl::MakeSpan(out)),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("entities[0]")));
   STRATA_ASSERT_OK(tc->Destroy(p));
@@ -75,7 +75,7 @@ TEST(TransformComponentLifetime, ComponentDestroyedFirst) {
   {
     TransformComponent tc;
     tc.ConnectTo(manager);
-    std::vector<Instance> out(3);
+    std::vector<TransformHandle> out(3);
     STRATA_ASSERT_OK(tc.CreateBatch(e, std::vector<Matrix4x4>(3, Matrix4x4::Identity()),
                                     absl::MakeSpan(out)));
     EXPECT_EQ(manager.destroy_listeners(), 1u);
@@ -97,7 +97,7 @@ TEST(TransformComponentLifetime, ConnectToAnotherManagerMovesTheConnection) {
   // Entity(1, 0) is alive in `first` only.
   EXPECT_THAT(tc.Create(Entity(1, 0), Matrix4x4::Identity()).status(),
               StatusIs(absl::StatusCode::kNotFound));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(of_second, Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(of_second, Matrix4x4::Identity()));
   STRATA_ASSERT_OK(first.Destroy(of_first));  // not listened to any more
   STRATA_ASSERT_OK(second.Destroy(of_second));
   EXPECT_FALSE(tc.IsValid(i));
@@ -123,7 +123,7 @@ TEST(TransformComponentLifetime, CreateRejectsEntitiesNotAliveInTheConnectedMana
   EXPECT_EQ(tc.size(), 0u);
   // All or nothing in a batch, naming the first entity that is not alive.
   const Entity alive = manager.Create();
-  std::vector<Instance> out(3);
+  std::vector<TransformHandle> out(3);
   EXPECT_THAT(tc.CreateBatch({alive, reused, dead},
                              std::vector<Matrix4x4>(3, Matrix4x4::Identity()),
                              absl::MakeSpan(out)),
@@ -150,7 +150,7 @@ TEST(TransformComponentSizes, ReserveGrowsOrRejectsAboveTheMaximum) {
   EXPECT_EQ(tc.capacity(), 0u);
   EXPECT_THAT(tc.Reserve(0), IsOk());
   EXPECT_EQ(tc.capacity(), 0u);
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(1, 0), Matrix4x4::Translation(3, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(Entity(1, 0), Matrix4x4::Translation(3, 0, 0)));
   EXPECT_THAT(tc.Reserve(1000), IsOk());
   EXPECT_GE(tc.capacity(), 1000u);
   const size_t capacity = tc.capacity();

@@ -108,7 +108,7 @@ uint32_t TransformComponent::MarkDirty(uint32_t pos) {
   return first_dirty_;
 }
 
-absl::Status TransformComponent::Link(Instance child, Instance parent) {
+absl::Status TransformComponent::Link(TransformHandle child, TransformHandle parent) {
   if (!IsValid(child)) return absl::NotFoundError("Link: child instance is invalid or stale");
   if (!IsValid(parent)) {
     return absl::NotFoundError("Link: parent instance is invalid or stale");
@@ -127,8 +127,8 @@ absl::Status TransformComponent::Link(Instance child, Instance parent) {
   return absl::OkStatus();
 }
 
-absl::Status TransformComponent::LinkBatch(absl::Span<const Instance> children,
-                                           absl::Span<const Instance> parents) {
+absl::Status TransformComponent::LinkBatch(absl::Span<const TransformHandle> children,
+                                           absl::Span<const TransformHandle> parents) {
   if (children.size() != parents.size()) {
     return absl::InvalidArgumentError(absl::StrCat("LinkBatch: span sizes differ (children ",
                                                    children.size(), ", parents ",
@@ -143,7 +143,7 @@ absl::Status TransformComponent::LinkBatch(absl::Span<const Instance> children,
   return absl::OkStatus();
 }
 
-absl::Status TransformComponent::Unlink(Instance child) {
+absl::Status TransformComponent::Unlink(TransformHandle child) {
   if (!IsValid(child)) return absl::NotFoundError("Unlink: instance is invalid or stale");
   const uint32_t c = PositionOf(child);
   if (parent_[c] == kNone) return absl::OkStatus();
@@ -154,7 +154,7 @@ absl::Status TransformComponent::Unlink(Instance child) {
 
 // ---- Local matrices ------------------------------------------------------------------
 
-bool TransformComponent::SetLocal(Instance i, const Matrix4x4& local) {
+bool TransformComponent::SetLocal(TransformHandle i, const Matrix4x4& local) {
   if (!IsValid(i)) return false;
   uint32_t pos = PositionOf(i);
   if (options_.mode == Mode::kImmediate) {

@@ -27,7 +27,6 @@ namespace {
 using ::strata::testing::IsOk;
 using ::strata::testing::Random;
 using ::strata::testing::StatusIs;
-using ::strata::transform_internal::Instance;
 using ::strata::transform_internal::Mode;
 using ::strata::transform_internal::ModeName;
 using ::strata::transform_internal::TransformModes;
@@ -58,8 +57,8 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
   TransformComponent tc(options);
   tc.ConnectTo(manager);
   std::map<Entity, RefNode> ref;
-  std::map<Entity, Instance> handle;
-  std::vector<Instance> stale;
+  std::map<Entity, TransformHandle> handle;
+  std::vector<TransformHandle> stale;
   // A prepared batch kept across steps, so the steps between make it stale.
   TransformComponent::PreparedBatch prepared;
   std::vector<Entity> prepared_entities;
@@ -88,7 +87,7 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
         manager.CreateBatch(absl::MakeSpan(es));
         std::vector<Matrix4x4> ls(n);
         for (auto& l : ls) l = RandomRigid(rng);
-        std::vector<Instance> out(n);
+        std::vector<TransformHandle> out(n);
         ASSERT_THAT(tc.CreateBatch(es, ls, absl::MakeSpan(out)), IsOk());
         for (size_t k = 0; k < n; ++k) {
           ref[es[k]] = {ls[k], Entity()};
@@ -97,7 +96,7 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
       } else {
         const Entity e = manager.Create();
         const Matrix4x4 l = RandomRigid(rng);
-        STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(e, l));
+        STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(e, l));
         ref[e] = {l, Entity()};
         handle[e] = i;
       }
@@ -136,7 +135,7 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
       ref[e].local = l;
     } else if (op < 90) {
       const size_t n = 1 + rng.UniformIndex(ref.size() + 2);  // repeats likely
-      std::vector<Instance> is(n);
+      std::vector<TransformHandle> is(n);
       std::vector<Matrix4x4> ls(n);
       for (size_t k = 0; k < n; ++k) {
         const Entity e = pick();
@@ -148,7 +147,7 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
     } else if (op < 93) {
       if (prepared_entities.empty() || rng.Bernoulli(0.25)) {
         const size_t n = 1 + rng.UniformIndex(ref.size() + 2);
-        std::vector<Instance> is(n);
+        std::vector<TransformHandle> is(n);
         prepared_entities.resize(n);
         for (size_t k = 0; k < n; ++k) {
           prepared_entities[k] = pick();
@@ -170,7 +169,7 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
       }
     } else if (op < 95) {
       if (!stale.empty()) {
-        const Instance s = stale[rng.UniformIndex(stale.size())];
+        const TransformHandle s = stale[rng.UniformIndex(stale.size())];
         ASSERT_FALSE(tc.IsValid(s));
         ASSERT_FALSE(tc.SetLocal(s, Matrix4x4::Identity()));
         ASSERT_THAT(tc.Link(s, handle.at(pick())), StatusIs(absl::StatusCode::kNotFound));
@@ -187,7 +186,7 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
     tc.UpdateWorld();
     std::map<Entity, Matrix4x4> cache;
     for (const auto& [e, node] : ref) {
-      const Instance i = handle.at(e);
+      const TransformHandle i = handle.at(e);
       ASSERT_EQ(tc.Lookup(e), i);
       ASSERT_EQ(tc.Local(i), node.local);
       const Entity parent = tc.entity(tc.Parent(i));

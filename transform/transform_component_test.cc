@@ -26,7 +26,6 @@ namespace {
 using ::strata::testing::IsOk;
 using ::strata::testing::Random;
 using ::strata::testing::StatusIs;
-using ::strata::transform_internal::Instance;
 using ::strata::transform_internal::Mode;
 using ::strata::transform_internal::ModeName;
 using ::strata::transform_internal::TransformModes;
@@ -41,8 +40,8 @@ TEST_P(TransformModes, HeaderExample) {
   TransformComponent transforms(WithMode(GetParam()));
   transforms.ConnectTo(entities);
   Entity car = entities.Create(), wheel = entities.Create();
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, transforms.Create(car, Matrix4x4::Translation(10, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance w, transforms.Create(wheel, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle c, transforms.Create(car, Matrix4x4::Translation(10, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle w, transforms.Create(wheel, Matrix4x4::Translation(1, 0, 0)));
   STRATA_ASSERT_OK(transforms.Link(w, c));
   EXPECT_TRUE(transforms.SetLocal(c, Matrix4x4::Translation(20, 0, 0)));
   Settle(transforms);
@@ -55,11 +54,11 @@ TEST_P(TransformModes, EmptyComponent) {
   TransformComponent tc(WithMode(GetParam()));
   EXPECT_EQ(tc.size(), 0u);
   EXPECT_FALSE(tc.Lookup(Entity(0, 0)).is_valid());
-  EXPECT_FALSE(tc.IsValid(Instance()));
-  EXPECT_FALSE(tc.SetLocal(Instance(), Matrix4x4::Identity()));
+  EXPECT_FALSE(tc.IsValid(TransformHandle()));
+  EXPECT_FALSE(tc.SetLocal(TransformHandle(), Matrix4x4::Identity()));
   EXPECT_FALSE(tc.DestroyEntity(Entity(3, 1)));
   EXPECT_THAT(tc.SetLocalBatch({}, {}), IsOk());
-  std::vector<Instance> none;
+  std::vector<TransformHandle> none;
   EXPECT_THAT(tc.CreateBatch({}, {}, absl::MakeSpan(none)), IsOk());
   tc.UpdateWorld();
   EXPECT_THAT(tc.CheckInvariants(), IsOk());
@@ -68,7 +67,7 @@ TEST_P(TransformModes, EmptyComponent) {
 TEST_P(TransformModes, CreateLookupAndErrors) {
   TransformComponent tc(WithMode(GetParam()));
   const Entity e(5, 2);
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(e, Matrix4x4::Translation(1, 2, 3)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(e, Matrix4x4::Translation(1, 2, 3)));
   EXPECT_EQ(tc.Lookup(e), i);
   EXPECT_EQ(tc.entity(i), e);
   EXPECT_EQ(tc.Local(i), Matrix4x4::Translation(1, 2, 3));
@@ -86,7 +85,7 @@ TEST_P(TransformModes, CreateBatchIsAllOrNothing) {
   ASSERT_THAT(tc.Create(Entity(1, 0), Matrix4x4::Identity()), IsOk());
   std::vector<Entity> entities = {Entity(2, 0), Entity(3, 0), Entity(1, 0)};
   std::vector<Matrix4x4> locals(3, Matrix4x4::Translation(1, 1, 1));
-  std::vector<Instance> out(3);
+  std::vector<TransformHandle> out(3);
   EXPECT_THAT(tc.CreateBatch(entities, locals, absl::MakeSpan(out)),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("entities[2]")));
   entities[2] = Entity(2, 0);
@@ -111,8 +110,8 @@ TEST_P(TransformModes, CreateBatchIsAllOrNothing) {
 TEST_P(TransformModes, LinkComposesRowVectorOrder) {
   TransformComponent tc(WithMode(GetParam()));
   const Matrix4x4 parent_local = Matrix4x4::Compose({5, 0, 0}, Quaternion::FromAxisAngle({0, 0, 1}, 1.5707964f), {2, 2, 2});
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(1, 0), parent_local));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(2, 0), Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle p, tc.Create(Entity(1, 0), parent_local));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle c, tc.Create(Entity(2, 0), Matrix4x4::Translation(1, 0, 0)));
   STRATA_ASSERT_OK(tc.Link(c, p));
   Settle(tc);
   EXPECT_EQ(tc.Parent(c), p);
@@ -131,7 +130,7 @@ TEST_P(TransformModes, LinkComposesRowVectorOrder) {
 
 TEST_P(TransformModes, CyclesAreRejectedAndChangeNothing) {
   TransformComponent tc(WithMode(GetParam()));
-  std::vector<Instance> n(4);
+  std::vector<TransformHandle> n(4);
   for (uint32_t k = 0; k < 4; ++k) {
     STRATA_ASSERT_OK_AND_ASSIGN(n[k], tc.Create(Entity(k, 0), Matrix4x4::Translation(1, 0, 0)));
   }
@@ -156,8 +155,8 @@ TEST_P(TransformModes, CyclesAreRejectedAndChangeNothing) {
 
 TEST_P(TransformModes, StaleInstancesAreRejected) {
   TransformComponent tc(WithMode(GetParam()));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance a, tc.Create(Entity(1, 0), Matrix4x4::Identity()));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance b, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle a, tc.Create(Entity(1, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle b, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
   STRATA_ASSERT_OK(tc.Destroy(a));
   EXPECT_FALSE(tc.IsValid(a));
   EXPECT_THAT(tc.Destroy(a), StatusIs(absl::StatusCode::kNotFound));
@@ -172,7 +171,7 @@ TEST_P(TransformModes, StaleInstancesAreRejected) {
   EXPECT_FALSE(tc.Parent(a).is_valid());
   EXPECT_EQ(tc.entity(a), Entity());
   // The id is reused by the next create, but the old handle stays stale.
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(3, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle c, tc.Create(Entity(3, 0), Matrix4x4::Identity()));
   EXPECT_EQ(c.id(), a.id());
   EXPECT_NE(c, a);
   EXPECT_FALSE(tc.IsValid(a));
@@ -182,10 +181,10 @@ TEST_P(TransformModes, StaleInstancesAreRejected) {
 
 TEST_P(TransformModes, DestroyParentOrphansChildren) {
   TransformComponent tc(WithMode(GetParam()));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance root, tc.Create(Entity(0, 0), Matrix4x4::Translation(100, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance mid, tc.Create(Entity(1, 0), Matrix4x4::Translation(10, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance leaf, tc.Create(Entity(2, 0), Matrix4x4::Translation(1, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance other, tc.Create(Entity(3, 0), Matrix4x4::Translation(2, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle root, tc.Create(Entity(0, 0), Matrix4x4::Translation(100, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle mid, tc.Create(Entity(1, 0), Matrix4x4::Translation(10, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle leaf, tc.Create(Entity(2, 0), Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle other, tc.Create(Entity(3, 0), Matrix4x4::Translation(2, 0, 0)));
   STRATA_ASSERT_OK(tc.Link(mid, root));
   STRATA_ASSERT_OK(tc.Link(leaf, mid));
   STRATA_ASSERT_OK(tc.Link(other, root));
@@ -211,8 +210,8 @@ TEST_P(TransformModes, DestroyParentOrphansChildren) {
 
 TEST_P(TransformModes, SetLocalBatchTakesLastOfRepeatsAndChecksSizes) {
   TransformComponent tc(WithMode(GetParam()));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(0, 0), Matrix4x4::Identity()));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(1, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle p, tc.Create(Entity(0, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle c, tc.Create(Entity(1, 0), Matrix4x4::Identity()));
   STRATA_ASSERT_OK(tc.Link(c, p));
   EXPECT_THAT(tc.SetLocalBatch({p}, {}), StatusIs(absl::StatusCode::kInvalidArgument));
   STRATA_ASSERT_OK(tc.SetLocalBatch(
@@ -224,7 +223,7 @@ TEST_P(TransformModes, SetLocalBatchTakesLastOfRepeatsAndChecksSizes) {
   EXPECT_EQ(tc.World(p), Matrix4x4::Translation(20, 0, 0));
   EXPECT_EQ(tc.World(c), Matrix4x4::Translation(22, 0, 0));
   // Only roots in the batch (the path without marks): repeats still take the last.
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance r, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle r, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
   STRATA_ASSERT_OK(tc.SetLocalBatch(
       {r, p, r}, {Matrix4x4::Translation(0, 1, 0), Matrix4x4::Translation(30, 0, 0),
                   Matrix4x4::Translation(0, 2, 0)}));
@@ -245,8 +244,8 @@ TEST_P(TransformModes, PreparedBatchEdges) {
   EXPECT_EQ(empty.size(), 0u);
   EXPECT_THAT(tc.SetLocalBatch(empty, {}), IsOk());
   EXPECT_THAT(tc.SetLocalBatch(empty, {T(1)}), StatusIs(absl::StatusCode::kInvalidArgument));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance a, tc.Create(Entity(1, 0), T(0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance b, tc.Create(Entity(2, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle a, tc.Create(Entity(1, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle b, tc.Create(Entity(2, 0), T(0)));
   // One.
   STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch one, tc.PrepareBatch({b}));
   EXPECT_EQ(one.size(), 1u);
@@ -265,15 +264,15 @@ TEST_P(TransformModes, PreparedBatchEdges) {
   STRATA_ASSERT_OK(tc.Destroy(a));
   EXPECT_THAT(tc.PrepareBatch({b, a}),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("instances[1]")));
-  EXPECT_THAT(tc.PrepareBatch({Instance()}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(tc.PrepareBatch({TransformHandle()}), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(tc.CheckInvariants(), IsOk());
 }
 
 TEST_P(TransformModes, PreparedBatchRejectsInstancesDestroyedSinceAndChangesNothing) {
   TransformComponent tc(WithMode(GetParam()));
-  std::vector<Instance> n;
+  std::vector<TransformHandle> n;
   for (uint32_t k = 0; k < 4; ++k) {
-    STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(k, 0), T(0)));
+    STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(Entity(k, 0), T(0)));
     n.push_back(i);
   }
   STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch batch,
@@ -283,7 +282,7 @@ TEST_P(TransformModes, PreparedBatchRejectsInstancesDestroyedSinceAndChangesNoth
   EXPECT_THAT(tc.SetLocalBatch(batch, {T(1), T(2), T(3)}),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("instances[2]")));
   // Its id is reused by a new node at the same position: still stale.
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance fresh, tc.Create(Entity(9, 0), T(7)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle fresh, tc.Create(Entity(9, 0), T(7)));
   EXPECT_THAT(tc.SetLocalBatch(batch, {T(1), T(2), T(3)}),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("instances[2]")));
   Settle(tc);
@@ -295,9 +294,9 @@ TEST_P(TransformModes, PreparedBatchRejectsInstancesDestroyedSinceAndChangesNoth
 
 TEST_P(TransformModes, PreparedBatchFollowsLinksAndMovesMadeSincePreparation) {
   TransformComponent tc(WithMode(GetParam()));
-  std::vector<Instance> n;
+  std::vector<TransformHandle> n;
   for (uint32_t k = 0; k < 5; ++k) {
-    STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(k, 0), T(0)));
+    STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(Entity(k, 0), T(0)));
     n.push_back(i);
   }
   // A run of lone roots, prepared as such.
@@ -328,9 +327,9 @@ TEST_P(TransformModes, PreparedBatchFollowsLinksAndMovesMadeSincePreparation) {
 
 TEST_P(TransformModes, PreparedBatchTakesLastOfRepeatsAndSetsParentsBeforeChildren) {
   TransformComponent tc(WithMode(GetParam()));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(0, 0), T(0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(1, 0), T(0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance r, tc.Create(Entity(2, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle p, tc.Create(Entity(0, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle c, tc.Create(Entity(1, 0), T(0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle r, tc.Create(Entity(2, 0), T(0)));
   STRATA_ASSERT_OK(tc.Link(c, p));
   STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::PreparedBatch batch,
                               tc.PrepareBatch({c, r, p, c, r}));
@@ -351,7 +350,7 @@ TEST_P(TransformModes, DestroyListenerRemovesTransforms) {
   tc.ConnectTo(manager);
   std::vector<Entity> e(3);
   manager.CreateBatch(absl::MakeSpan(e));
-  std::vector<Instance> inst(3);
+  std::vector<TransformHandle> inst(3);
   STRATA_ASSERT_OK(tc.CreateBatch(e, {Matrix4x4::Translation(1, 0, 0), Matrix4x4::Translation(2, 0, 0), Matrix4x4::Translation(3, 0, 0)}, absl::MakeSpan(inst)));
   STRATA_ASSERT_OK(tc.Link(inst[1], inst[0]));
   STRATA_ASSERT_OK(manager.Destroy(e[0]));
@@ -363,7 +362,7 @@ TEST_P(TransformModes, DestroyListenerRemovesTransforms) {
   EXPECT_EQ(tc.size(), 0u);
   tc.Disconnect();
   const Entity later = manager.Create();
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance l, tc.Create(later, Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle l, tc.Create(later, Matrix4x4::Identity()));
   STRATA_ASSERT_OK(manager.Destroy(later));
   EXPECT_TRUE(tc.IsValid(l));  // disconnected: not told
 }
@@ -377,10 +376,10 @@ TEST_P(TransformModes, SeveralWorldsAreIndependent) {
   const Entity pickaxe = manager.Create();
   const Entity player = manager.Create();
   const Entity slot = manager.Create();
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance g_axe, game.Create(pickaxe, Matrix4x4::Translation(1, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance g_player, game.Create(player, Matrix4x4::Translation(50, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance i_slot, inventory.Create(slot, Matrix4x4::Translation(0, 7, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance i_axe, inventory.Create(pickaxe, Matrix4x4::Translation(0, 0, 1)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle g_axe, game.Create(pickaxe, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle g_player, game.Create(player, Matrix4x4::Translation(50, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i_slot, inventory.Create(slot, Matrix4x4::Translation(0, 7, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i_axe, inventory.Create(pickaxe, Matrix4x4::Translation(0, 0, 1)));
   STRATA_ASSERT_OK(game.Link(g_axe, g_player));
   STRATA_ASSERT_OK(inventory.Link(i_axe, i_slot));
   EXPECT_FALSE(inventory.Lookup(player).is_valid());
@@ -405,7 +404,7 @@ TEST_P(TransformModes, DeepChainOf100000DoesNotRecurse) {
   std::vector<Entity> entities(kDepth);
   for (uint32_t k = 0; k < kDepth; ++k) entities[k] = Entity(k, 0);
   std::vector<Matrix4x4> locals(kDepth, Matrix4x4::Translation(1, 0, 0));
-  std::vector<Instance> inst(kDepth);
+  std::vector<TransformHandle> inst(kDepth);
   STRATA_ASSERT_OK(tc.CreateBatch(entities, locals, absl::MakeSpan(inst)));
   STRATA_ASSERT_OK(tc.LinkBatch(absl::MakeSpan(inst).subspan(1),
                                 absl::MakeSpan(inst).subspan(0, kDepth - 1)));
@@ -428,9 +427,9 @@ TEST_P(TransformModes, DeepChainOf100000DoesNotRecurse) {
 
 TEST_P(TransformModes, GrowthKeepsHandlesAndValues) {
   TransformComponent tc(WithMode(GetParam()));
-  std::vector<Instance> inst;
+  std::vector<TransformHandle> inst;
   for (uint32_t k = 0; k < 5000; ++k) {
-    STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(k, 7), Matrix4x4::Translation(float(k), 0, 0)));
+    STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(Entity(k, 7), Matrix4x4::Translation(float(k), 0, 0)));
     if (k > 0) {
       STRATA_ASSERT_OK(tc.Link(i, inst[k / 2]));
     }
@@ -452,9 +451,9 @@ TEST(TransformDeferred, WorldIsStaleUntilUpdateAndIdleNodesLeaveTheDirtyRange) {
   TransformComponent::Options options = WithMode(Mode::kDeferred);
   options.idle_updates_before_clean = 3;
   TransformComponent tc(options);
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc.Create(Entity(0, 0), Matrix4x4::Identity()));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc.Create(Entity(1, 0), Matrix4x4::Translation(1, 0, 0)));
-  STRATA_ASSERT_OK_AND_ASSIGN(Instance still, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle p, tc.Create(Entity(0, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle c, tc.Create(Entity(1, 0), Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle still, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
   EXPECT_EQ(tc.dirty_count(), 0u);
   STRATA_ASSERT_OK(tc.Link(c, p));
   EXPECT_EQ(tc.World(c), Matrix4x4::Translation(1, 0, 0));  // not yet

@@ -18,21 +18,21 @@ TransformComponentManager::TransformComponentManager(TransformComponent* transfo
 TransformComponentManager::~TransformComponentManager() = default;
 
 absl::StatusOr<Instance> TransformComponentManager::Create(Entity entity, InstanceId) {
-  absl::StatusOr<TransformComponent::Instance> h =
+  absl::StatusOr<TransformHandle> h =
       transforms_->Create(entity, Matrix4x4::Identity());
   if (!h.ok()) return h.status();
   return Remember(*h);
 }
 
 Instance TransformComponentManager::Lookup(Entity entity, InstanceId) const {
-  const TransformComponent::Instance h = transforms_->Lookup(entity);
+  const TransformHandle h = transforms_->Lookup(entity);
   if (!h.is_valid()) return Instance{};
   // Transforms created directly on the component (e.g. by the resource spawner) are
   // learnt here, the first time the index resolves them.
   return Remember(h);
 }
 
-Instance TransformComponentManager::Remember(TransformComponent::Instance h) const {
+Instance TransformComponentManager::Remember(TransformHandle h) const {
   if (h.id() >= handles_.size()) handles_.resize(size_t{h.id()} + 1 + handles_.size() / 2);
   handles_[h.id()] = h;
   return Instance{h.id()};
@@ -43,8 +43,8 @@ bool TransformComponentManager::Destroy(Entity entity, InstanceId) {
 }
 
 absl::Status TransformComponentManager::Link(Entity child, Entity parent) {
-  const TransformComponent::Instance c = transforms_->Lookup(child);
-  const TransformComponent::Instance p = transforms_->Lookup(parent);
+  const TransformHandle c = transforms_->Lookup(child);
+  const TransformHandle p = transforms_->Lookup(parent);
   if (!c.is_valid() || !p.is_valid()) {
     return absl::NotFoundError(absl::StrCat(
         "transform: ", (c.is_valid() ? parent : child).DebugString(), " has no transform"));
@@ -52,10 +52,10 @@ absl::Status TransformComponentManager::Link(Entity child, Entity parent) {
   return transforms_->Link(c, p);
 }
 
-TransformComponent::Instance TransformComponentManager::Handle(Instance i) const {
+TransformHandle TransformComponentManager::Handle(Instance i) const {
   if (!i.is_valid() || i.index >= handles_.size()) return {};
-  const TransformComponent::Instance h = handles_[i.index];
-  return transforms_->IsValid(h) ? h : TransformComponent::Instance();
+  const TransformHandle h = handles_[i.index];
+  return transforms_->IsValid(h) ? h : TransformHandle();
 }
 
 namespace {
@@ -86,7 +86,7 @@ absl::Status DescribeTransformProperties(PropertySystem& properties,
   // directly on the TransformComponent with a zero scale or a projection).
   auto read = [m](Instance i) {
     Parts parts;
-    const TransformComponent::Instance h = m->Handle(i);
+    const TransformHandle h = m->Handle(i);
     if (h.is_valid()) {
       Parts decomposed;
       if (m->transforms_->Local(h).Decompose(&decomposed.position, &decomposed.rotation,
@@ -99,7 +99,7 @@ absl::Status DescribeTransformProperties(PropertySystem& properties,
   // Edits one part of the local matrix and writes it back; a local matrix that does
   // not decompose is an error rather than silently replaced.
   auto edit = [m](Instance i, auto&& change) -> absl::Status {
-    const TransformComponent::Instance h = m->Handle(i);
+    const TransformHandle h = m->Handle(i);
     if (!h.is_valid()) return Gone();
     Parts parts;
     if (!m->transforms_->Local(h).Decompose(&parts.position, &parts.rotation,
@@ -143,7 +143,7 @@ absl::Status DescribeTransformProperties(PropertySystem& properties,
         return edit(i, [&v](Parts& parts) { parts.scale = v; });
       }));
   p.push_back(PropertyDescriptor::Make<Matrix4x4>("world", [m](Instance i) {
-    const TransformComponent::Instance h = m->Handle(i);
+    const TransformHandle h = m->Handle(i);
     return h.is_valid() ? m->transforms_->World(h) : Matrix4x4::Identity();
   }));
   return properties.Describe(&manager, std::move(p));

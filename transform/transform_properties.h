@@ -11,7 +11,7 @@
 //   DescribeTransformProperties(properties, transforms);
 //   Entity e = entities.Create();
 //   transforms.Create(e, IdString32("Transform"));
-//   index.RegisterComponent(e, &transforms, IdString32("Transform"));
+//   index.AddInstance(e, &transforms, IdString32("Transform"));
 //   properties.Set(e, "Transform", "local_position", Vector3{1, 2, 3});
 //   properties.Get(e, "Transform", "world");   // Matrix4x4, translation (1, 2, 3)
 //
@@ -74,17 +74,17 @@ class TransformComponentManager final : public ComponentManager {
  private:
   // Handle: the transform behind index Instance `i` (Instance::index is the stable
   // id), or an invalid handle if that transform is gone.
-  TransformComponent::Instance Handle(Instance i) const;
+  TransformHandle Handle(Instance i) const;
   // Remember: records `h` as the handle of its stable id; returns Instance{h.id()}.
-  Instance Remember(TransformComponent::Instance h) const;
+  Instance Remember(TransformHandle h) const;
   friend absl::Status DescribeTransformProperties(PropertySystem&,
                                                   TransformComponentManager&);
 
   std::unique_ptr<TransformComponent> owned_;
   TransformComponent* transforms_;
-  // The TransformComponent::Instance last issued for each stable id: the generation
+  // The TransformHandle last issued for each stable id: the generation
   // tells a live transform from a destroyed one whose id was reused.
-  mutable std::vector<TransformComponent::Instance> handles_;
+  mutable std::vector<TransformHandle> handles_;
 };
 
 // DescribeTransformProperties: describes `manager`'s properties (see above) to

@@ -24,7 +24,7 @@ class TransformPropertiesTest : public ::testing::Test {
   Entity Spawn() {
     const Entity e = entities_.Create();
     EXPECT_TRUE(transforms_.Create(e, name_).ok());
-    EXPECT_THAT(index_.RegisterComponent(e, &transforms_, name_), IsOk());
+    EXPECT_THAT(index_.AddInstance(e, &transforms_, name_), IsOk());
     return e;
   }
 

@@ -67,15 +67,15 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
   const auto* locals = reinterpret_cast<const Matrix4x4*>(batch.data.data());
   std::vector<Entity> owners(batch.num_instances);
   for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
-  std::vector<TransformComponent::Instance> created(batch.num_instances);
+  std::vector<TransformHandle> created(batch.num_instances);
   STRATA_RETURN_IF_ERROR(transforms.CreateBatch(
       owners, absl::MakeConstSpan(locals, batch.num_instances), absl::MakeSpan(created)));
 
   // Resource entity -> its transform, to find each instance's nearest ancestor with one.
-  std::vector<TransformComponent::Instance> of_entity(batch.entities.size());
+  std::vector<TransformHandle> of_entity(batch.entities.size());
   for (uint32_t i = 0; i < batch.num_instances; ++i) of_entity[batch.entity_index[i]] = created[i];
-  std::vector<TransformComponent::Instance> children;
-  std::vector<TransformComponent::Instance> parents;
+  std::vector<TransformHandle> children;
+  std::vector<TransformHandle> parents;
   for (uint32_t i = 0; i < batch.num_instances; ++i) {
     // parent_index[k] < k (validated), so this walk terminates.
     uint32_t ancestor = batch.parent_index[batch.entity_index[i]];

@@ -104,7 +104,7 @@ size_t Game::Step(float seconds) {
   strata::ForEachMatch(
       pages_, moving,
       [&](strata::Entity e, Velocity& v) {
-        strata::TransformComponent::Instance t = transforms_.Lookup(e);
+        strata::TransformHandle t = transforms_.Lookup(e);
         if (!transforms_.IsValid(t)) return;
         strata::Matrix4x4 local = transforms_.Local(t);
         local.m[12] += v.x * seconds;
@@ -118,7 +118,7 @@ size_t Game::Step(float seconds) {
 }
 
 absl::StatusOr<strata::Vector3> Game::WorldPosition(strata::Entity e) const {
-  strata::TransformComponent::Instance t = transforms_.Lookup(e);
+  strata::TransformHandle t = transforms_.Lookup(e);
   if (!entities_.Alive(e) || !transforms_.IsValid(t)) {
     return absl::NotFoundError(absl::StrCat(e.DebugString(), " has no transform"));
   }

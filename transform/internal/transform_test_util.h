@@ -17,7 +17,6 @@
 
 namespace strata::transform_internal {
 
-using Instance = TransformComponent::Instance;
 using Mode = TransformComponent::Mode;
 using ::strata::testing::Random;
 
