@@ -11,29 +11,7 @@ INSPECT=engine/inspect
 DEMO=engine/demo
 LEVEL=engine/levels/default.json
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-
-expect() {
-  local code="$1" pattern="$2"
-  shift 2
-  local out
-  out="$("$@" 2>&1)"
-  local got=$?
-  if [[ $got -ne $code ]] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $got (want $code), output:"
-    echo "$out" | head -20
-    echo "(wanted /$pattern/)"
-    failures=$((failures + 1))
-  fi
-}
-check() {
-  local what="$1"
-  shift
-  if ! "$@"; then
-    echo "FAIL: $what"
-    failures=$((failures + 1))
-  fi
-}
+source testing/tool_checks.sh
 
 expect 0 "4039 entities, .* 0 warnings" $COMPILE $LEVEL "$TMP/c.entities"
 expect 0 "save: .* -> .*a.entities" $DEMO --level=$LEVEL --frames=0 --save="$TMP/a.entities"
@@ -41,7 +19,7 @@ expect 0 "level: .*a.entities \(a resource blob" $DEMO --level="$TMP/a.entities"
   --save="$TMP/b.entities"
 check "a save of a spawned save is byte-identical" cmp "$TMP/a.entities" "$TMP/b.entities"
 check "the save of a compiled level is the compiled level" cmp "$TMP/a.entities" "$TMP/c.entities"
-"$INSPECT" --json "$TMP/a.entities" >"$TMP/a.json" || { echo "FAIL: inspect --json"; failures=$((failures + 1)); }
+"$INSPECT" --json "$TMP/a.entities" >"$TMP/a.json" || fail "inspect --json"
 expect 0 "4039 entities" $COMPILE "$TMP/a.json" "$TMP/a2.entities"
 check "the export recompiles to the same bytes" cmp "$TMP/a.entities" "$TMP/a2.entities"
 
@@ -69,8 +47,4 @@ check "the level survives" cmp -s $LEVEL "$TMP/own.json"
 expect 2 "usage" $COMPILE
 expect 2 "usage" $INSPECT
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures failures"
-  exit 1
-fi
-echo "all tool checks passed"
+finish "tool checks"

@@ -6,23 +6,7 @@ COMPILE=resource/compile
 INSPECT=resource/inspect
 LEVEL=resource/testdata/level.json
 TMP="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-
-# expect CODE PATTERN COMMAND...: runs COMMAND, checks its exit code and that its
-# combined output matches PATTERN (grep -E).
-expect() {
-  local code="$1" pattern="$2"
-  shift 2
-  local out
-  out="$("$@" 2>&1)"
-  local got=$?
-  if [[ $got -ne $code ]] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL: $* -> exit $got (want $code), output:"
-    echo "$out"
-    echo "(wanted /$pattern/)"
-    failures=$((failures + 1))
-  fi
-}
+source testing/tool_checks.sh
 
 expect 2 "usage" $COMPILE
 expect 2 "usage" $INSPECT
@@ -54,15 +38,6 @@ expect 1 "line 2, column 15" $COMPILE "$TMP/bad.json" "$TMP/bad.entities"
 expect 1 "entities\[0\]: unknown key \"nmae\"" $COMPILE \
   <(echo '{"entities": [{"nmae": "x"}]}') "$TMP/x.entities"
 
-# check DESCRIPTION COMMAND...: COMMAND must succeed.
-check() {
-  local what="$1"
-  shift
-  if ! "$@"; then
-    echo "FAIL: $what"
-    failures=$((failures + 1))
-  fi
-}
 no_temporary_files() { ! ls -a "$1" | grep -q '\.tmp'; }
 
 # Directories are named as such, as input and as output.
@@ -111,8 +86,4 @@ check "compile wrote into BUILD_WORKING_DIRECTORY" test -s "$TMP/user/out.entiti
 expect 0 "entities +4 " env BUILD_WORKING_DIRECTORY="$TMP/user" $INSPECT out.entities
 expect 1 "$TMP/user/nothing.entities: No such file" env BUILD_WORKING_DIRECTORY="$TMP/user" $INSPECT nothing.entities
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all tool checks passed"
+finish "tool checks"

@@ -7,22 +7,9 @@ compile="$1"
 inspect="$2"
 level="$3"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
+source testing/tool_checks.sh
 
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-# expect WANT(0|1|2) NEEDLE TOOL ARGS...: runs TOOL, checks its exit status and output.
-expect() {
-  local want="$1" needle="$2" tool="$3"
-  shift 3
-  local out status
-  out=$("$tool" "$@" 2>&1)
-  status=$?
-  if [[ $status -ne $want ]]; then fail "$(basename "$tool") $* exited $status, want $want: $out"; return; fi
-  if ! grep -qF -- "$needle" <<<"$out"; then fail "$(basename "$tool") $*: output lacks '$needle': $out"; fi
-}
-
-expect 0 "" "$compile" "$level" "$tmp/arena.entities"
+expect_text 0 "" "$compile" "$level" "$tmp/arena.entities"
 [[ -s "$tmp/arena.entities" ]] || fail "compile wrote no blob"
 
 # The listing shows the game's fields by name, and the reference by its target.
@@ -48,12 +35,12 @@ assert health("orc")["attacker"] == "knight", health("orc")
 assert health("knight")["hp"] == 80, health("knight")
 assert any(c["type"] == "burning" for c in by_name["campfire"]["components"])
 PY
-expect 0 "" "$compile" "$tmp/exported.json" "$tmp/recompiled.entities"
+expect_text 0 "" "$compile" "$tmp/exported.json" "$tmp/recompiled.entities"
 cmp "$tmp/arena.entities" "$tmp/recompiled.entities" || fail "export does not recompile to the same bytes"
 
 # A big-endian blob (for a big-endian target) compiles; this little-endian machine's
 # inspect refuses it with a clear message rather than misreading it.
-expect 0 "" "$compile" --endian=big "$level" "$tmp/arena_be.entities"
+expect_text 0 "" "$compile" --endian=big "$level" "$tmp/arena_be.entities"
 if [[ "$(python3 -c 'import sys; print(sys.byteorder)')" == little ]]; then
   expect 1 "big-endian" "$inspect" "$tmp/arena_be.entities"
   cmp -s "$tmp/arena.entities" "$tmp/arena_be.entities" && fail "big- and little-endian blobs are equal"
@@ -62,22 +49,18 @@ fi
 # Errors a level author meets.
 printf '{"entities": [{"name": "knight", "components": [{"type": "health", "attacker": "goblin"}]}]}' \
   >"$tmp/missing.json"
-expect 1 "goblin" "$compile" "$tmp/missing.json" "$tmp/missing.entities"
+expect_text 1 "goblin" "$compile" "$tmp/missing.json" "$tmp/missing.entities"
 [[ -e "$tmp/missing.entities" ]] && fail "a failed compile left a file behind"
 printf '{"entities": [{"components": [{"type": "health", "hp": -5}]}]}' >"$tmp/negative.json"
-expect 1 "hp" "$compile" "$tmp/negative.json" "$tmp/negative.entities"
+expect_text 1 "hp" "$compile" "$tmp/negative.json" "$tmp/negative.entities"
 printf '{"entities": [{"components": [{"type": "health", "armour": 1}]}]}' >"$tmp/typo.json"
-expect 1 "armour" "$compile" "$tmp/typo.json" "$tmp/typo.entities"
-expect 2 "" "$compile" "$level"
-expect 1 "" "$compile" "$level" /nonexistent/dir/arena.entities
+expect_text 1 "armour" "$compile" "$tmp/typo.json" "$tmp/typo.entities"
+expect_text 2 "" "$compile" "$level"
+expect_text 1 "" "$compile" "$level" /nonexistent/dir/arena.entities
 head -c 100 "$tmp/arena.entities" >"$tmp/truncated.entities"
-expect 1 "" "$inspect" "$tmp/truncated.entities"
-expect 1 "" "$inspect" --json "$tmp/truncated.entities"
-expect 1 "" "$inspect" "$level"
-expect 1 "" "$inspect" /nonexistent/arena.entities
+expect_text 1 "" "$inspect" "$tmp/truncated.entities"
+expect_text 1 "" "$inspect" --json "$tmp/truncated.entities"
+expect_text 1 "" "$inspect" "$level"
+expect_text 1 "" "$inspect" /nonexistent/arena.entities
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "all health tool checks passed"
+finish "health tool checks"

@@ -1,7 +1,7 @@
-// A plain main for the level compiler fuzzer under the normal build: runs every file
-// named on the command line (directories are walked) through the fuzz entry point, so
-// `bazel run //engine:level_compiler_fuzzer -- crash-file` reproduces a finding
-// without clang. Relative paths are relative to where `bazel run` was started.
+// The main of a fuzz target under the normal (gcc) build, see bazel/fuzz.bzl: runs
+// LLVMFuzzerTestOneInput on every file named on the command line (directories are
+// walked), so `bazel run //resource:entity_resource_fuzzer -- crash-file` reproduces a
+// finding without clang. Relative paths are relative to where `bazel run` was started.
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
