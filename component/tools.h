@@ -16,7 +16,7 @@
 //   Validates the blob, then lists every entity and component with its fields by name;
 //   --json writes the level JSON instead (export), which compiles back to the same bytes.
 //   Exit 0 for a valid blob, 1 for an invalid or unreadable one, 2 on a usage error.
-// Relative paths are taken from where `bazel run` was started (BUILD_WORKING_DIRECTORY).
+// The command lines and file handling are resource/tool_commands.h's.
 #ifndef STRATA_COMPONENT_TOOLS_H_
 #define STRATA_COMPONENT_TOOLS_H_
 

@@ -8,49 +8,27 @@
 // reads outside the file: everything goes through EntityResourceView::Create first.
 // A relative path is relative to the directory `bazel run` was started from
 // (resource/tool_io.h).
-#include <cstdio>
-#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "resource/format.h"
 #include "resource/metadata.h"
-#include "resource/tool_io.h"
+#include "resource/tool_commands.h"
 
-int main(int argc, char** argv) {
-  if (argc != 2 || std::strncmp(argv[1], "--", 2) == 0) {
-    std::fprintf(stderr, "usage: %s LEVEL.entities\n", argv[0]);
-    return 2;
-  }
-  const std::string path = strata::ResolveToolPath(argv[1]);
-  absl::StatusOr<std::vector<std::byte>> blob = strata::ReadToolFile(path);
-  if (!blob.ok()) {
-    std::fprintf(stderr, "inspect: %s\n", blob.status().ToString().c_str());
-    return 1;
-  }
-  absl::StatusOr<strata::EntityResourceView> view = strata::EntityResourceView::Create(*blob);
-  if (!view.ok()) {
-    std::fprintf(stderr, "inspect: %s: invalid: %s\n", path.c_str(), view.status().ToString().c_str());
-    return 1;
-  }
+namespace {
+
+// The listing of a tool that knows no component type: counts, and each section by its
+// type id and declared layout (a game's inspect tool prints fields by name).
+absl::StatusOr<std::string> DescribeSections(const strata::EntityResourceView& view) {
+  absl::StatusOr<strata::ResourceMetadata> meta = strata::ReadResourceMetadata(view);
+  if (!meta.ok()) return meta.status();
   size_t roots = 0;
-  for (uint32_t parent : view->parent_index()) roots += parent == strata::kNoParent;
-  absl::PrintF("%s: valid entity resource\n", path);
-  absl::PrintF("  format version   %u\n", strata::entity_resource_layout::kFormatVersion);
-  absl::PrintF("  endianness       %s\n", strata::EndiannessName(strata::kNativeEndianness));
-  absl::PrintF("  total size       %u bytes\n", blob->size());
-  absl::PrintF("  entities         %u (%u roots, %u children)\n", view->num_entities(), roots,
-               view->num_entities() - roots);
-  absl::PrintF("  component types  %u (in spawn order)\n", view->num_component_types());
-  absl::StatusOr<strata::ResourceMetadata> meta = strata::ReadResourceMetadata(*view);
-  if (!meta.ok()) {
-    std::fprintf(stderr, "inspect: %s: invalid: %s\n", path.c_str(), meta.status().ToString().c_str());
-    return 1;
-  }
-  for (const strata::ComponentTypeView& type : view->component_types()) {
-    // This tool knows no component type: a metadata section is named, a component
-    // type shown by its id and declared layout (a game's inspect tool prints fields).
+  for (uint32_t parent : view.parent_index()) roots += parent == strata::kNoParent;
+  std::string out = absl::StrFormat("  entities         %u (%u roots, %u children)\n", view.num_entities(),
+                                    roots, view.num_entities() - roots);
+  absl::StrAppendFormat(&out, "  component types  %u (in spawn order)\n", view.num_component_types());
+  for (const strata::ComponentTypeView& type : view.component_types()) {
     std::string what = "";
     if (type.type == strata::IdString32(strata::kEntityNamesSection)) {
       what = "(entity names)";
@@ -61,11 +39,17 @@ int main(int argc, char** argv) {
     } else if (auto layout = meta->layouts.find(type.type.value()); layout != meta->layouts.end()) {
       what = absl::StrCat("layout ", layout->second);
     }
-    absl::PrintF("    %s %-16s %8u instances  %s  %u data bytes\n", type.type.DebugString(),
-                 what, type.num_instances,
-                 type.instance_stride != 0 ? absl::StrFormat("%4u bytes each", type.instance_stride)
-                                           : std::string("variable size  "),
-                 type.data.size());
+    absl::StrAppendFormat(&out, "    %s %-16s %8u instances  %s  %u data bytes\n", type.type.DebugString(), what,
+                          type.num_instances,
+                          type.instance_stride != 0 ? absl::StrFormat("%4u bytes each", type.instance_stride)
+                                                    : std::string("variable size  "),
+                          type.data.size());
   }
-  return 0;
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return strata::RunInspectCommand({.describe = DescribeSections, .export_json = nullptr}, argc, argv);
 }
