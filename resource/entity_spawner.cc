@@ -89,8 +89,8 @@ absl::Status EntitySpawner::Spawn(const EntityResourceView& view, EntityManager&
           if (manager.Alive(e)) manager.Destroy(e).IgnoreError();
         }
       }
-      return absl::Status(status.code(), absl::StrCat("Spawn: component type ",
-                                                      type.type.DebugString(), ": ",
+      // The spawn function names its type; the spawner knows only the section's id.
+      return absl::Status(status.code(), absl::StrCat("Spawn: section ", type.type.DebugString(), ": ",
                                                       status.message()));
     }
     if (stats != nullptr) {

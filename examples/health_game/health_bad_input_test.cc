@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "component/declare.h"
 #include "component/export.h"
@@ -32,6 +33,7 @@ using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 constexpr char kDuel[] = R"({"entities": [
   {"name": "knight", "components": [
@@ -121,10 +123,14 @@ TEST(HealthBadInput, BlobOfAnotherLayoutIsRefusedNamingTypeAndField) {
               IsOk());
   ASSERT_THAT(other.Add(ComponentDeclaration<Burning>("burning").Build()), IsOk());
   STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(other));
-  EXPECT_THAT(world->Spawn(view).status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("\"health\""), HasSubstr("\"hp\""), HasSubstr("f32"),
-                             HasSubstr("i32"))));
+  const absl::Status refused = world->Spawn(view).status();
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                AllOf(HasSubstr("\"health\""), HasSubstr("\"hp\""), HasSubstr("f32"),
+                                      HasSubstr("i32"))));
+  // The type is named once, by its name: the spawner adds only the section.
+  EXPECT_THAT(std::string(refused.message()), StartsWith("Spawn: section #"));
+  const std::vector<absl::string_view> parts = absl::StrSplit(refused.message(), "component type");
+  EXPECT_EQ(parts.size(), 2u) << refused;
   // Nothing half-spawned: no entity, no transform, no burning tag.
   EXPECT_TRUE(world->Entities().empty());
   EXPECT_EQ(world->num_transforms(), 0u);
