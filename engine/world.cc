@@ -258,8 +258,7 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
 
   std::vector<ComponentTypeContents> sections;
   absl::flat_hash_set<uint32_t> used_names;
-  std::vector<uint32_t> layout_types;
-  std::vector<std::string> layouts;
+  MetadataSections metadata;
   for (size_t s = 0; s < stores_.size(); ++s) {
     const ComponentType& type = *registry_->types()[s];
     ComponentTypeContents section;
@@ -281,45 +280,26 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
       }
     }
     if (!type.layout().empty()) {
-      layout_types.push_back(type.id().value());
-      layouts.push_back(type.layout());
+      metadata.layout_types.push_back(type.id().value());
+      metadata.layouts.push_back(type.layout());
     }
     sections.push_back(std::move(section));
   }
 
-  // Metadata first, as the compiler writes it, so a saved level and the same level
-  // compiled from its export are the same bytes.
+  // Metadata first, as the compiler writes it (MetadataSections).
   if (options.keep_names) {
-    std::vector<uint32_t> named;
-    std::vector<std::string> names;
     for (uint32_t k = 0; k < saved.size(); ++k) {
       const absl::string_view name = EntityName(saved[k]);
       if (name.empty()) continue;
-      named.push_back(k);
-      names.emplace_back(name);
+      metadata.named_entities.push_back(k);
+      metadata.entity_names.emplace_back(name);
     }
-    if (!named.empty()) {
-      contents.component_types.push_back(MakeStringSection(
-          IdString32(kEntityNamesSection), std::move(named), {}, names, kNativeEndianness));
-    }
-    std::vector<uint32_t> ids;
     for (uint32_t id : used_names) {
-      if (name_texts_.contains(id)) ids.push_back(id);
-    }
-    std::sort(ids.begin(), ids.end());
-    if (!ids.empty()) {
-      std::vector<std::string> texts;
-      for (uint32_t id : ids) texts.push_back(name_texts_.at(id));
-      contents.component_types.push_back(MakeStringSection(
-          IdString32(kNameStringsSection), std::vector<uint32_t>(ids.size(), 0), {}, texts,
-          kNativeEndianness));
+      auto text = name_texts_.find(id);
+      if (text != name_texts_.end()) metadata.name_texts.emplace_back(id, text->second);
     }
   }
-  if (!layouts.empty()) {
-    contents.component_types.push_back(MakeStringSection(
-        IdString32(kLayoutsSection), std::vector<uint32_t>(layouts.size(), 0),
-        std::move(layout_types), layouts, kNativeEndianness));
-  }
+  std::move(metadata).AppendTo(contents.component_types, kNativeEndianness);
   for (ComponentTypeContents& section : sections) contents.component_types.push_back(std::move(section));
   return WriteEntityResource(contents);
 }

@@ -490,28 +490,15 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
     }
   }
 
+  MetadataSections metadata;
   if (options.keep_names) {
-    std::vector<uint32_t> named;
-    std::vector<std::string> entity_names;
     for (uint32_t k = 0; k < table.name.size(); ++k) {
       if (table.name[k] == nullptr || table.name[k]->empty()) continue;
-      named.push_back(k);
-      entity_names.push_back(*table.name[k]);
+      metadata.named_entities.push_back(k);
+      metadata.entity_names.push_back(*table.name[k]);
     }
-    if (!named.empty()) {
-      contents.component_types.push_back(MakeStringSection(
-          IdString32(kEntityNamesSection), std::move(named), {}, entity_names, options.endianness));
-    }
-    if (!name_text.empty()) {
-      std::vector<std::pair<uint32_t, std::string>> sorted(name_text.begin(), name_text.end());
-      std::sort(sorted.begin(), sorted.end());
-      std::vector<std::string> strings;
-      for (auto& [id, text] : sorted) strings.push_back(std::move(text));
-      contents.component_types.push_back(
-          MakeStringSection(IdString32(kNameStringsSection),
-                            std::vector<uint32_t>(strings.size(), 0), {}, strings,
-                            options.endianness));
-    }
+    metadata.name_texts.assign(std::make_move_iterator(name_text.begin()),
+                               std::make_move_iterator(name_text.end()));
   }
 
   // Spawn order: ascending spawn_order, ties by name so the output is deterministic.
@@ -523,18 +510,12 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
     return ra.spawn_order != rb.spawn_order ? ra.spawn_order < rb.spawn_order
                                             : ra.type_name < rb.type_name;
   });
-  std::vector<uint32_t> layout_types;
-  std::vector<std::string> layouts;
   for (size_t r : order) {
     if (types[r].entity_index.empty() || registrations_[r].info.layout.empty()) continue;
-    layout_types.push_back(registrations_[r].id.value());
-    layouts.push_back(registrations_[r].info.layout);
+    metadata.layout_types.push_back(registrations_[r].id.value());
+    metadata.layouts.push_back(registrations_[r].info.layout);
   }
-  if (!layouts.empty()) {
-    contents.component_types.push_back(MakeStringSection(
-        IdString32(kLayoutsSection), std::vector<uint32_t>(layouts.size(), 0),
-        std::move(layout_types), layouts, options.endianness));
-  }
+  std::move(metadata).AppendTo(contents.component_types, options.endianness);
   for (size_t r : order) {
     if (!types[r].entity_index.empty()) contents.component_types.push_back(std::move(types[r]));
   }

@@ -71,7 +71,9 @@ TEST(EntityCompilerRefs, ResolvesNamesPathsForwardAndMutualReferences) {
   // a 0, b 1, b/wheel 2, c 3, c/wheel 4, unnamed 5.
   EXPECT_EQ(U32s(view, "link"), (std::vector<uint32_t>{1, 0, 4, kNoEntityRef, 2}));
   for (const ComponentTypeView& t : view.component_types()) {
-    if (t.type == IdString32("link")) EXPECT_EQ(t.layout_fingerprint, IdString32::Hash("target:entity:4"));
+    if (t.type == IdString32("link")) {
+      EXPECT_EQ(t.layout_fingerprint, IdString32::Hash("target:entity:4"));
+    }
   }
   STRATA_ASSERT_OK_AND_ASSIGN(ResourceMetadata meta, ReadResourceMetadata(view));
   EXPECT_EQ(meta.EntityName(2), "wheel");
@@ -196,7 +198,9 @@ TEST(EntityCompilerRefs, DeepNestingIsLinear) {
     absl::StatusOr<EntityCompiler::Result> result = compiler.Compile(json, {});
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_THAT(result, IsOk());
-    if (result.ok()) EXPECT_EQ(result->num_entities, static_cast<uint32_t>(depth + 1));
+    if (result.ok()) {
+      EXPECT_EQ(result->num_entities, static_cast<uint32_t>(depth + 1));
+    }
     return s;
   };
   const double small = std::max(seconds(20000), 1e-3);

@@ -1,5 +1,7 @@
 #include "resource/metadata.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <utility>
 
@@ -54,6 +56,25 @@ ComponentTypeContents MakeStringSection(IdString32 type, std::vector<uint32_t> e
     std::memcpy(ends + 4 * i, &stored, 4);
   }
   return section;
+}
+
+void MetadataSections::AppendTo(std::vector<ComponentTypeContents>& sections, Endianness endianness) && {
+  if (!named_entities.empty()) {
+    sections.push_back(MakeStringSection(IdString32(kEntityNamesSection), std::move(named_entities), {},
+                                         entity_names, endianness));
+  }
+  if (!name_texts.empty()) {
+    std::sort(name_texts.begin(), name_texts.end());
+    std::vector<std::string> texts;
+    texts.reserve(name_texts.size());
+    for (auto& [id, text] : name_texts) texts.push_back(std::move(text));
+    sections.push_back(MakeStringSection(IdString32(kNameStringsSection), std::vector<uint32_t>(texts.size(), 0),
+                                         {}, texts, endianness));
+  }
+  if (!layouts.empty()) {
+    sections.push_back(MakeStringSection(IdString32(kLayoutsSection), std::vector<uint32_t>(layouts.size(), 0),
+                                         std::move(layout_types), layouts, endianness));
+  }
 }
 
 absl::StatusOr<std::vector<absl::string_view>> ReadStringSection(const ComponentTypeView& section) {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -49,6 +50,21 @@ ComponentTypeContents MakeStringSection(IdString32 type, std::vector<uint32_t> e
                                         std::vector<uint32_t> names,
                                         absl::Span<const std::string> strings,
                                         Endianness endianness);
+
+// MetadataSections: what a writer of levels (the compiler, World::Save) knows of its
+// metadata. AppendTo writes the sections in the one order every writer uses, so a saved
+// level and the same level compiled from its export are the same bytes: entity names
+// (by ascending entity number), name texts (sorted by id), layouts (in spawn order).
+// Empty lists write no section.
+struct MetadataSections {
+  std::vector<uint32_t> named_entities;  // ascending entity numbers
+  std::vector<std::string> entity_names;  // entity_names[i] names named_entities[i]
+  std::vector<std::pair<uint32_t, std::string>> name_texts;  // (IdString32 value, text)
+  std::vector<uint32_t> layout_types;  // IdString32 value of each type, in spawn order
+  std::vector<std::string> layouts;  // layouts[i] is layout_types[i]'s
+
+  void AppendTo(std::vector<ComponentTypeContents>& sections, Endianness endianness) &&;
+};
 
 // ReadStringSection: the strings of a string section of a validated view. DataLoss if
 // the section is not a well-formed string section (stride not 0, end offsets out of
