@@ -1,5 +1,6 @@
 #include "resource/metadata.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -52,6 +53,38 @@ TEST(MetadataTest, NoSectionsIsEmptyMetadata) {
   EXPECT_TRUE(meta.entity_names.empty());
   EXPECT_TRUE(meta.names.empty());
   EXPECT_TRUE(meta.layouts.empty());
+}
+
+TEST(MetadataTest, SectionsAppendInOneOrderWithNameTextsSortedById) {
+  MetadataSections metadata;
+  metadata.named_entities = {1};
+  metadata.entity_names = {"sun"};
+  const uint32_t fog = IdString32("Fog").value();
+  const uint32_t bloom = IdString32("Bloom").value();
+  metadata.name_texts = {{std::max(fog, bloom), fog > bloom ? "Fog" : "Bloom"},
+                         {std::min(fog, bloom), fog > bloom ? "Bloom" : "Fog"}};
+  metadata.layout_types = {IdString32("health").value()};
+  metadata.layouts = {"hp:f32:4"};
+  std::vector<ComponentTypeContents> sections;
+  std::move(metadata).AppendTo(sections, kNativeEndianness);
+  ASSERT_EQ(sections.size(), 3u);
+  EXPECT_EQ(sections[0].type, IdString32(kEntityNamesSection));
+  EXPECT_EQ(sections[1].type, IdString32(kNameStringsSection));
+  EXPECT_EQ(sections[2].type, IdString32(kLayoutsSection));
+  EXPECT_EQ(sections[1].names, (std::vector<uint32_t>{std::min(fog, bloom), std::max(fog, bloom)}));
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith(std::move(sections)));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(ResourceMetadata meta, ReadResourceMetadata(view));
+  EXPECT_EQ(meta.EntityName(0), "");
+  EXPECT_EQ(meta.EntityName(1), "sun");
+  ASSERT_NE(meta.NameText(bloom), nullptr);
+  EXPECT_EQ(*meta.NameText(bloom), "Bloom");
+  EXPECT_EQ(meta.layouts.at(IdString32("health").value()), "hp:f32:4");
+
+  std::vector<ComponentTypeContents> none;
+  MetadataSections{}.AppendTo(none, kNativeEndianness);
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(MetadataTest, EndOffsetsOutOfBoundsAreDataLoss) {
