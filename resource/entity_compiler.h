@@ -235,6 +235,13 @@ class EntityCompiler {
   absl::StatusOr<Result> Compile(absl::string_view json_text, const Options& options) const;
 
  private:
+  // LevelBuilder: numbers entities, compiles components and writes the blob; fed by
+  // the streaming front-end (resource/internal/level_stream.h) or the DOM walk.
+  class LevelBuilder;
+  // CompileDom: the whole-document path: nlohmann's DOM, then the same walk. Used for
+  // the rare shapes the streaming front-end leaves to it and for its exact messages.
+  absl::StatusOr<Result> CompileDom(absl::string_view json_text, const Options& options) const;
+
   struct Registration {
     ComponentCompileInfo info;
     IdString32 id;
