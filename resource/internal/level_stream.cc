@@ -1,6 +1,7 @@
 #include "resource/internal/level_stream.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -21,7 +22,7 @@ using json = nlohmann::json;
 // A slice of the entity array handed to simdjson at once: big enough that the per-call
 // cost vanishes, small enough that its buffers (about 6.7 bytes per byte of slice,
 // mostly untouched) do not matter next to the level.
-constexpr size_t kSliceBytes = size_t{1} << 20;
+constexpr size_t kSliceBytes = size_t{256} << 10;
 
 // Each step of the walk: go on, or stop and leave the verdict to the slow path.
 enum class Step { kOk, kStop };
@@ -42,26 +43,35 @@ size_t SkipSpace(absl::string_view text, size_t i) {
 // `*max_depth` to the element's nesting depth. Only splits the text: simdjson
 // validates every byte of the element afterwards.
 size_t ScanElement(absl::string_view text, size_t i, size_t* max_depth) {
+  // Bytes that matter outside strings; everything else is skipped in a tight loop.
+  static constexpr auto kSpecial = [] {
+    std::array<bool, 256> special{};
+    for (unsigned char c : std::string_view("\"{}[],")) special[c] = true;
+    return special;
+  }();
   const char* p = text.data();
   const size_t n = text.size();
   size_t depth = 0;
   while (i < n) {
+    while (i < n && !kSpecial[static_cast<unsigned char>(p[i])]) ++i;
+    if (i >= n) break;
     const char c = p[i];
     if (c == '"') {
-      for (++i; i < n; ++i) {
-        if (p[i] == '\\') {
-          ++i;
-        } else if (p[i] == '"') {
-          break;
-        }
+      // The closing quote: the first one after an even run of backslashes.
+      while (true) {
+        const void* quote = std::memchr(p + i + 1, '"', n - i - 1);
+        if (quote == nullptr) return absl::string_view::npos;
+        i = static_cast<size_t>(static_cast<const char*>(quote) - p);
+        size_t backslashes = 0;
+        while (p[i - 1 - backslashes] == '\\') ++backslashes;
+        if (backslashes % 2 == 0) break;
       }
-      if (i >= n) return absl::string_view::npos;
     } else if (c == '{' || c == '[') {
       if (++depth > *max_depth) *max_depth = depth;
     } else if (c == '}' || c == ']') {
       if (depth == 0) return c == ']' ? i : absl::string_view::npos;
       --depth;
-    } else if (c == ',' && depth == 0) {
+    } else if (depth == 0) {  // ','
       return i;
     }
     ++i;
@@ -71,7 +81,7 @@ size_t ScanElement(absl::string_view text, size_t i, size_t* max_depth) {
 
 class Walker {
  public:
-  explicit Walker(LevelSink& sink) : sink_(sink) {}
+  explicit Walker(LevelSink& sink) : sink_(sink), scratch_(kMaxComponentDepth + 1) {}
 
   // Slice: the entity-array elements in `elements` (their text with the commas between
   // them), the first being element `first_position` of "entities". `max_depth` is the
@@ -188,7 +198,6 @@ class Walker {
       for (auto element : array) {
         od::value component;
         if (std::move(element).get(component)) return Step::kStop;
-        config_ = nullptr;
         if (Convert(component, 0, &config_) != Step::kOk) return Step::kStop;
         if (!sink_.AddComponent(index, c, config_).ok()) return Step::kStop;
         ++c;
@@ -212,8 +221,10 @@ class Walker {
 
   // Convert: a component's value into the nlohmann value compile functions read, with
   // nlohmann's number kinds (non-negative integers unsigned, negative ones signed,
-  // anything with a fraction or exponent a double).
-  static Step Convert(od::value value, int depth, json* out) {
+  // anything with a fraction or exponent a double). Converts into `*out` in place:
+  // members, elements and strings an earlier component left there are reused, so a
+  // run of similar components allocates nothing.
+  Step Convert(od::value value, int depth, json* out) {
     od::json_type type;
     if (value.type().get(type)) return Step::kStop;
     switch (type) {
@@ -221,15 +232,27 @@ class Walker {
         if (depth >= kMaxComponentDepth) return Step::kStop;
         od::object object;
         if (value.get_object().get(object)) return Step::kStop;
-        *out = json::object();
+        if (!out->is_object()) *out = json::object();
         json::object_t& members = out->get_ref<json::object_t&>();
+        std::vector<const json*>& touched = Scratch(depth);
+        touched.clear();
         for (auto field_result : object) {
           od::field field;
           std::string_view key;
           if (std::move(field_result).get(field) || field.unescaped_key().get(key)) return Step::kStop;
-          json member;
-          if (Step step = Convert(field.value(), depth + 1, &member); step != Step::kOk) return step;
-          if (!members.emplace(std::string(key), std::move(member)).second) return Step::kStop;
+          auto it = members.find(key);
+          if (it == members.end()) it = members.emplace(std::string(key), json()).first;
+          if (Step step = Convert(field.value(), depth + 1, &it->second); step != Step::kOk) return step;
+          touched.push_back(&it->second);
+        }
+        // A key twice converts into one member twice.
+        std::sort(touched.begin(), touched.end());
+        if (std::adjacent_find(touched.begin(), touched.end()) != touched.end()) return Step::kStop;
+        if (touched.size() != members.size()) {  // drop what an earlier component had
+          for (auto it = members.begin(); it != members.end();) {
+            it = std::binary_search(touched.begin(), touched.end(), &it->second) ? std::next(it)
+                                                                                 : members.erase(it);
+          }
         }
         return Step::kOk;
       }
@@ -237,16 +260,19 @@ class Walker {
         if (depth >= kMaxComponentDepth) return Step::kStop;
         od::array array;
         if (value.get_array().get(array)) return Step::kStop;
-        *out = json::array();
+        if (!out->is_array()) *out = json::array();
         json::array_t& elements = out->get_ref<json::array_t&>();
+        size_t count = 0;
         for (auto element_result : array) {
           od::value element;
           if (std::move(element_result).get(element)) return Step::kStop;
-          elements.emplace_back();
-          if (Step step = Convert(element, depth + 1, &elements.back()); step != Step::kOk) {
+          if (count == elements.size()) elements.emplace_back();
+          if (Step step = Convert(element, depth + 1, &elements[count]); step != Step::kOk) {
             return step;
           }
+          ++count;
         }
+        elements.resize(count);
         return Step::kOk;
       }
       case od::json_type::number: {
@@ -276,7 +302,11 @@ class Walker {
       case od::json_type::string: {
         std::string_view s;
         if (value.get_string().get(s)) return Step::kStop;
-        *out = std::string(s);
+        if (out->is_string()) {
+          out->get_ref<std::string&>().assign(s.data(), s.size());
+        } else {
+          *out = std::string(s);
+        }
         return Step::kOk;
       }
       case od::json_type::boolean: {
@@ -300,6 +330,10 @@ class Walker {
   std::string buffer_;
   std::vector<Frame> stack_;
   json config_;  // the current component, reused
+  std::vector<std::vector<const json*>> scratch_;  // per depth: members converted
+
+  // Sized once: a reference to one level must survive the deeper levels' use.
+  std::vector<const json*>& Scratch(int depth) { return scratch_[depth]; }
 };
 
 }  // namespace

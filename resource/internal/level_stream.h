@@ -8,7 +8,7 @@
 //
 //   if (!StreamLevel(text, sink)) return SlowPathVerdict(text);
 //
-// Memory: the input is never copied whole. Each slice (about 1 MiB of entities, or one
+// Memory: the input is never copied whole. Each slice (about 256 KiB of entities, or one
 // larger entity) is copied once into a padded buffer and indexed by simdjson, so the
 // parser's buffers stay the size of a slice. Nesting costs heap, never call stack, and
 // time is linear in the text whatever the nesting.
