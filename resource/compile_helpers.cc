@@ -54,10 +54,11 @@ absl::Status ReadFloat(const json& config, absl::string_view key, float* out) {
 absl::Status ReadFloats(const json& config, absl::string_view key, absl::Span<float> out) {
   const json* value = Find(config, key);
   if (value == nullptr) return absl::OkStatus();
-  const std::string expected = absl::StrCat("an array of ", out.size(), " numbers");
-  if (!value->is_array()) return FieldError(key, expected, *value);
+  // Worded only on the error path: this runs for every instance.
+  auto expected = [&] { return absl::StrCat("an array of ", out.size(), " numbers"); };
+  if (!value->is_array()) return FieldError(key, expected(), *value);
   if (value->size() != out.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("\"", key, "\": expected ", expected,
+    return absl::InvalidArgumentError(absl::StrCat("\"", key, "\": expected ", expected(),
                                                    ", got ", value->size(), " elements"));
   }
   for (size_t i = 0; i < out.size(); ++i) {

@@ -198,8 +198,11 @@ class Walker {
       for (auto element : array) {
         od::value component;
         if (std::move(element).get(component)) return Step::kStop;
-        if (Convert(component, 0, &config_) != Step::kOk) return Step::kStop;
-        if (!sink_.AddComponent(index, c, config_).ok()) return Step::kStop;
+        // One reusable value per position in "components": entities of one kind list
+        // the same types in the same order, so each slot keeps seeing one shape.
+        json& config = configs_[std::min<size_t>(c, configs_.size() - 1)];
+        if (Convert(component, 0, &config) != Step::kOk) return Step::kStop;
+        if (!sink_.AddComponent(index, c, config).ok()) return Step::kStop;
         ++c;
       }
       return Step::kOk;
@@ -329,7 +332,7 @@ class Walker {
   od::parser parser_;
   std::string buffer_;
   std::vector<Frame> stack_;
-  json config_;  // the current component, reused
+  std::array<json, 8> configs_;  // components, converted in place (see Field)
   std::vector<std::vector<const json*>> scratch_;  // per depth: members converted
 
   // Sized once: a reference to one level must survive the deeper levels' use.
