@@ -2,123 +2,23 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_join.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "base/user_text.h"
 #include "base/status_macros.h"
+#include "base/user_text.h"
+#include "resource/internal/level_stream.h"
 #include "resource/strict_json.h"
 
 namespace strata {
-namespace {
 
 using json = nlohmann::json;
-
-// Finds `key` in an object without nlohmann's throwing accessors; nullptr if absent.
-const json* Find(const json& object, absl::string_view key) {
-  auto it = object.find(std::string(key));
-  return it == object.end() ? nullptr : &*it;
-}
-
-const char* TypeName(const json& value) { return value.type_name(); }
-
-absl::Status FieldError(absl::string_view key, absl::string_view expected, const json& value) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("\"", key, "\": expected ", expected, ", got ", TypeName(value)));
-}
-
-// ToFloat: the JSON number as a float; false when it lies outside float's range (the
-// conversion would be undefined behaviour).
-bool ToFloat(const json& value, float* out) {
-  const double d = value.get<double>();
-  if (!(d >= -std::numeric_limits<float>::max() && d <= std::numeric_limits<float>::max())) {
-    return false;
-  }
-  *out = static_cast<float>(d);
-  return true;
-}
-
-}  // namespace
-
-absl::Status ReadFloat(const json& config, absl::string_view key, float* out) {
-  const json* value = Find(config, key);
-  if (value == nullptr) return absl::OkStatus();
-  if (!value->is_number()) return FieldError(key, "a number", *value);
-  if (!ToFloat(*value, out)) {
-    return absl::InvalidArgumentError(absl::StrCat("\"", key, "\": number out of float range"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ReadFloats(const json& config, absl::string_view key, absl::Span<float> out) {
-  const json* value = Find(config, key);
-  if (value == nullptr) return absl::OkStatus();
-  const std::string expected = absl::StrCat("an array of ", out.size(), " numbers");
-  if (!value->is_array()) return FieldError(key, expected, *value);
-  if (value->size() != out.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("\"", key, "\": expected ", expected,
-                                                   ", got ", value->size(), " elements"));
-  }
-  for (size_t i = 0; i < out.size(); ++i) {
-    const json& element = (*value)[i];
-    if (!element.is_number()) {
-      return absl::InvalidArgumentError(absl::StrCat("\"", key, "\"[", i, "]: expected a number, got ",
-                                                     TypeName(element)));
-    }
-    float f;
-    if (!ToFloat(element, &f)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("\"", key, "\"[", i, "]: number out of float range"));
-    }
-  }
-  // Written only once every element passed, so a failed read leaves `out` untouched.
-  for (size_t i = 0; i < out.size(); ++i) ToFloat((*value)[i], &out[i]);
-  return absl::OkStatus();
-}
-
-absl::Status ReadUint32(const json& config, absl::string_view key, uint32_t* out) {
-  const json* value = Find(config, key);
-  if (value == nullptr) return absl::OkStatus();
-  if (!value->is_number_unsigned() && !(value->is_number_integer() && value->get<int64_t>() >= 0)) {
-    return FieldError(key, "a non-negative integer", *value);
-  }
-  const uint64_t v = value->get<uint64_t>();
-  if (v > 0xFFFFFFFFu) {
-    return absl::InvalidArgumentError(absl::StrCat("\"", key, "\": ", v, " does not fit 32 bits"));
-  }
-  *out = static_cast<uint32_t>(v);
-  return absl::OkStatus();
-}
-
-absl::Status ReadString(const json& config, absl::string_view key, std::string* out) {
-  const json* value = Find(config, key);
-  if (value == nullptr) return absl::OkStatus();
-  if (!value->is_string()) return FieldError(key, "a string", *value);
-  *out = value->get_ref<const std::string&>();
-  return absl::OkStatus();
-}
-
-absl::Status CheckComponentKeys(const json& config, std::initializer_list<absl::string_view> allowed) {
-  if (!config.is_object()) return absl::InvalidArgumentError("component: expected an object");
-  for (auto it = config.begin(); it != config.end(); ++it) {
-    const std::string& key = it.key();
-    if (key == "type" || key == "name") continue;
-    if (std::find(allowed.begin(), allowed.end(), absl::string_view(key)) == allowed.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown key \"", UserText(key), "\" (this component reads: ", absl::StrJoin(allowed, ", "), ")"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::Status EntityCompiler::RegisterComponentCompiler(absl::string_view type_name,
                                                        CompileFunction compile, int spawn_order,
@@ -157,40 +57,40 @@ absl::Status EntityCompiler::RegisterComponentCompiler(ComponentCompileInfo info
   return absl::OkStatus();
 }
 
-uint32_t ParseNameId(absl::string_view name, bool* literal) {
-  if (literal != nullptr) *literal = false;
-  if (name.size() != 9 || name[0] != '#') return IdString32::Hash(name);
-  uint32_t value = 0;
-  for (size_t i = 1; i < 9; ++i) {
-    const char c = name[i];
-    uint32_t digit;
-    if (c >= '0' && c <= '9') {
-      digit = c - '0';
-    } else if (c >= 'a' && c <= 'f') {
-      digit = c - 'a' + 10;
-    } else {
-      return IdString32::Hash(name);
-    }
-    value = value << 4 | digit;
-  }
-  if (literal != nullptr) *literal = true;
-  return value;
-}
-
-void ComponentDataWriter::WriteName(absl::string_view text) {
-  bool literal = false;
-  const uint32_t id = ParseNameId(text, &literal);
-  if (!literal && name_texts_ != nullptr) name_texts_->emplace_back(text);
-  WriteU32(id);
-}
-
 namespace {
 
-// The level's entities as the compiler numbers them, for paths and references.
+std::string ExpectedMessage(absl::string_view key, absl::string_view expected,
+                            absl::string_view got) {
+  return absl::StrCat("\"", key, "\": expected ", expected, ", got ", got);
+}
+
+std::string UnknownEntityKeyMessage(absl::string_view key) {
+  return absl::StrCat("unknown key \"", UserText(key),
+                      "\" (expected \"name\", \"components\", \"children\")");
+}
+
+// The level's entities as the compiler numbers them, for paths and references. Names
+// live in one arena (the DOM that used to hold them is gone).
 struct EntityTable {
+  static constexpr uint32_t kNoName = 0xFFFFFFFFu;
+
   std::vector<uint32_t> parent;
-  std::vector<uint32_t> position;          // index in the parent's children (or entities)
-  std::vector<const std::string*> name;    // nullptr: unnamed
+  std::vector<uint32_t> position;     // index in the parent's children (or entities)
+  std::vector<uint32_t> name_slot;    // kNoName: unnamed; else an index in name_begin
+  std::vector<size_t> name_begin{0};  // name i is name_chars[name_begin[i], name_begin[i + 1])
+  std::string name_chars;
+
+  size_t size() const { return parent.size(); }
+  bool HasName(uint32_t k) const { return name_slot[k] != kNoName; }
+  absl::string_view Name(uint32_t k) const {
+    const uint32_t slot = name_slot[k];
+    return absl::string_view(name_chars).substr(name_begin[slot], name_begin[slot + 1] - name_begin[slot]);
+  }
+  void SetName(uint32_t k, absl::string_view text) {
+    name_slot[k] = static_cast<uint32_t>(name_begin.size() - 1);
+    name_chars.append(text.data(), text.size());
+    name_begin.push_back(name_chars.size());
+  }
 
   // Path: `entities[3].children[1] ("wheel")`. O(depth): built only for messages.
   std::string Path(uint32_t k) const {
@@ -201,7 +101,7 @@ struct EntityTable {
       absl::StrAppend(&path, i + 1 == chain.size() ? "entities[" : ".children[",
                       position[chain[i]], "]");
     }
-    if (name[k] != nullptr) absl::StrAppend(&path, " (\"", UserText(*name[k]), "\")");
+    if (HasName(k)) absl::StrAppend(&path, " (\"", UserText(Name(k)), "\")");
     return path;
   }
   // ChildPath: the path of child `i` of `parent_entity` (or of root `i`), before it
@@ -210,7 +110,7 @@ struct EntityTable {
     if (parent_entity == kNoParent) return absl::StrCat("entities[", i, "]");
     std::string path = Path(parent_entity);
     // Drop the parent's name: the child is what the message is about.
-    if (name[parent_entity] != nullptr) path.resize(path.rfind(" (\""));
+    if (HasName(parent_entity)) path.resize(path.rfind(" (\""));
     return absl::StrCat(path, ".children[", i, "]");
   }
 };
@@ -221,9 +121,9 @@ constexpr uint32_t kAmbiguous = 0xFFFFFFFEu;
 class ReferenceResolver {
  public:
   explicit ReferenceResolver(const EntityTable& table) : table_(table) {
-    for (uint32_t k = 0; k < table.name.size(); ++k) {
-      if (table.name[k] == nullptr) continue;
-      auto [it, inserted] = by_name_.emplace(*table.name[k], k);
+    for (uint32_t k = 0; k < table.size(); ++k) {
+      if (!table.HasName(k)) continue;
+      auto [it, inserted] = by_name_.emplace(table.Name(k), k);
       if (!inserted) it->second = kAmbiguous;
     }
   }
@@ -235,9 +135,9 @@ class ReferenceResolver {
     uint32_t number = 0;
     if (reference.size() > 1 && reference[0] == '#' &&
         absl::SimpleAtoi(reference.substr(1), &number)) {
-      if (number < table_.parent.size()) return number;
+      if (number < table_.size()) return number;
       return absl::InvalidArgumentError(absl::StrCat("entity number ", UserText(reference),
-                                                     " is past the level's ", table_.parent.size(),
+                                                     " is past the level's ", table_.size(),
                                                      " entities"));
     }
     if (it != by_name_.end()) {
@@ -252,10 +152,9 @@ class ReferenceResolver {
  private:
   absl::StatusOr<uint32_t> ResolvePath(absl::string_view path) {
     if (by_parent_.empty()) {
-      for (uint32_t k = 0; k < table_.name.size(); ++k) {
-        if (table_.name[k] == nullptr) continue;
-        auto [it, inserted] = by_parent_.emplace(std::make_pair(table_.parent[k],
-                                                                absl::string_view(*table_.name[k])), k);
+      for (uint32_t k = 0; k < table_.size(); ++k) {
+        if (!table_.HasName(k)) continue;
+        auto [it, inserted] = by_parent_.emplace(std::make_pair(table_.parent[k], table_.Name(k)), k);
         if (!inserted) it->second = kAmbiguous;
       }
     }
@@ -282,14 +181,295 @@ class ReferenceResolver {
 
 }  // namespace
 
+// One compile's state: the entity table, one accumulator per registered type (indexed
+// like registrations_) with the entity references its instances hold, and the instance
+// names' text. Both front-ends feed it the same calls in the same order.
+class EntityCompiler::LevelBuilder final : public resource_internal::LevelSink {
+ public:
+  LevelBuilder(const EntityCompiler& compiler, const Options& options)
+      : compiler_(compiler), options_(options), types_(compiler.registrations_.size()),
+        fixups_(types_.size()), fixup_owners_(types_.size()), instance_begin_(types_.size()),
+        out_of_order_(types_.size(), false), per_entity_count_(types_.size(), 0) {
+    for (size_t r = 0; r < types_.size(); ++r) {
+      const Registration& registration = compiler.registrations_[r];
+      types_[r].type = registration.id;
+      types_[r].instance_stride = registration.info.instance_size;
+      types_[r].layout_fingerprint = registration.fingerprint;
+    }
+  }
+
+  // NotAnEntity: the error for child `position` of `parent` that is not an object.
+  absl::Status NotAnEntity(uint32_t parent, uint32_t position, absl::string_view got) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(table_.ChildPath(parent, position), ": expected an entity object, got ", got));
+  }
+
+  absl::StatusOr<uint32_t> AddEntity(uint32_t parent, uint32_t position) override {
+    if (table_.size() >= kNoParent - 1) return absl::ResourceExhaustedError("level: too many entities");
+    const uint32_t index = static_cast<uint32_t>(table_.size());
+    table_.parent.push_back(parent);
+    table_.position.push_back(position);
+    table_.name_slot.push_back(EntityTable::kNoName);
+    return index;
+  }
+
+  void SetName(uint32_t entity, absl::string_view name) override { table_.SetName(entity, name); }
+
+  // EntityError: "<entity path>: <what>".
+  absl::Status EntityError(uint32_t entity, absl::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrCat(table_.Path(entity), ": ", what));
+  }
+
+  void BeginComponents(uint32_t) override {
+    names_in_entity_.clear();
+    for (size_t r : counted_) per_entity_count_[r] = 0;
+    counted_.clear();
+  }
+
+  absl::Status AddComponent(uint32_t index, uint32_t c, const json& component) override;
+
+  absl::StatusOr<Result> Finish();
+
+ private:
+  struct FixupOwner {
+    uint32_t entity;
+    uint32_t component;
+    uint32_t instance;  // number of the instance in its type, in the order compiled
+  };
+  // A skipped component, worded once the entity's name is surely known.
+  struct Skipped {
+    uint32_t entity;
+    uint32_t component;
+    std::string type;
+  };
+
+  // InEntityOrder: puts type r's instances in entity order (stable), as the DOM walk
+  // compiles them, when a "children" array came before its parent's "components".
+  void InEntityOrder(size_t r);
+
+  const EntityCompiler& compiler_;
+  const Options& options_;
+  Result result_;
+  EntityTable table_;
+  std::vector<ComponentTypeContents> types_;
+  std::vector<std::vector<EntityRefFixup>> fixups_;
+  std::vector<std::vector<FixupOwner>> fixup_owners_;
+  // Variable-size types: where each instance begins in the type's data.
+  std::vector<std::vector<size_t>> instance_begin_;
+  std::vector<bool> out_of_order_;
+  std::vector<Skipped> skipped_;
+  // Instance names whose text differs from the type name, for the strata.names section.
+  absl::flat_hash_map<uint32_t, std::string> name_text_;
+  absl::flat_hash_set<std::string> names_in_entity_;
+  std::vector<uint32_t> per_entity_count_;
+  std::vector<std::string> field_names_;  // name-field texts of the current instance
+  std::vector<size_t> counted_;
+};
+
+absl::Status EntityCompiler::LevelBuilder::AddComponent(uint32_t index, uint32_t c,
+                                                        const json& component) {
+  auto where = [&] { return absl::StrCat(table_.Path(index), ".components[", c, "]"); };
+  if (!component.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where(), ": expected a component object, got ", component.type_name()));
+  }
+  auto type = component.find("type");
+  if (type == component.end() || !type->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), ": \"type\": expected a string, got ", type == component.end() ? "nothing" : type->type_name()));
+  }
+  const std::string& type_name = type->get_ref<const std::string&>();
+  auto name_json = component.find("name");
+  if (name_json != component.end() && !name_json->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat(where(), " \"", UserText(type_name),
+                                                   "\": \"name\": expected a string, got ",
+                                                   name_json->type_name()));
+  }
+  const std::string& name =
+      name_json != component.end() ? name_json->get_ref<const std::string&>() : type_name;
+  if (!names_in_entity_.insert(name).second) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), " \"", UserText(type_name), "\": component name \"", UserText(name),
+        "\" is used twice in this entity (names must be unique within an entity)"));
+  }
+  auto reg = compiler_.by_name_.find(type_name);
+  if (reg == compiler_.by_name_.end()) {
+    if (options_.unknown_components == UnknownComponents::kSkip) {
+      skipped_.push_back(Skipped{index, c, type_name});
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(absl::StrCat(where(), ": unknown component type \"",
+                                                   UserText(type_name),
+                                                   "\" (no compile function registered)"));
+  }
+  const size_t r = reg->second;
+  const Registration& registration = compiler_.registrations_[r];
+  if (per_entity_count_[r]++ == 0) counted_.push_back(r);
+  if (registration.info.max_per_entity != 0 &&
+      per_entity_count_[r] > registration.info.max_per_entity) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(), " \"", UserText(type_name), "\": an entity has at most ",
+        registration.info.max_per_entity, " component", registration.info.max_per_entity == 1 ? "" : "s",
+        " of this type"));
+  }
+  ComponentTypeContents& out = types_[r];
+  if (!out.entity_index.empty() && out.entity_index.back() > index) out_of_order_[r] = true;
+  if (registration.info.instance_size == 0) instance_begin_[r].push_back(out.data.size());
+  ComponentDataWriter writer(options_.endianness, &out.data, &fixups_[r], &field_names_);
+  absl::Status status = registration.info.compile(component, writer);
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(where(), " \"", UserText(type_name), "\" (",
+                                                    UserText(name), "): ", status.message()));
+  }
+  if (registration.info.instance_size != 0 && writer.size() != registration.info.instance_size) {
+    return absl::InternalError(absl::StrCat(
+        where(), " \"", UserText(type_name), "\": compile function wrote ", writer.size(),
+        " bytes, but the type was registered with instance_size ", registration.info.instance_size));
+  }
+  fixup_owners_[r].resize(fixups_[r].size(),
+                          FixupOwner{index, c, static_cast<uint32_t>(out.entity_index.size())});
+  bool literal = false;
+  const uint32_t name_id = ParseNameId(name, &literal);
+  if (options_.keep_names && name != type_name && !literal) name_text_.try_emplace(name_id, name);
+  if (options_.keep_names) {
+    for (std::string& text : field_names_) name_text_.try_emplace(IdString32::Hash(text), std::move(text));
+  }
+  field_names_.clear();
+  out.entity_index.push_back(index);
+  out.names.push_back(name_id);
+  return absl::OkStatus();
+}
+
+void EntityCompiler::LevelBuilder::InEntityOrder(size_t r) {
+  ComponentTypeContents& type = types_[r];
+  const size_t n = type.entity_index.size();
+  const size_t stride = compiler_.registrations_[r].info.instance_size;
+  auto begin = [&](size_t i) { return stride != 0 ? i * stride : instance_begin_[r][i]; };
+  auto end = [&](size_t i) {
+    return stride != 0 ? (i + 1) * stride : i + 1 < n ? instance_begin_[r][i + 1] : type.data.size();
+  };
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return type.entity_index[a] < type.entity_index[b]; });
+  std::vector<std::byte> data;
+  data.reserve(type.data.size());
+  std::vector<size_t> moved_to(n);
+  std::vector<uint32_t> entity_index(n), names(n);
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t i = order[k];
+    moved_to[i] = data.size();
+    data.insert(data.end(), type.data.begin() + begin(i), type.data.begin() + end(i));
+    entity_index[k] = type.entity_index[i];
+    names[k] = type.names[i];
+  }
+  for (size_t f = 0; f < fixups_[r].size(); ++f) {
+    const uint32_t i = fixup_owners_[r][f].instance;
+    fixups_[r][f].offset = moved_to[i] + (fixups_[r][f].offset - begin(i));
+  }
+  type.data = std::move(data);
+  type.entity_index = std::move(entity_index);
+  type.names = std::move(names);
+}
+
+absl::StatusOr<EntityCompiler::Result> EntityCompiler::LevelBuilder::Finish() {
+  const std::vector<Registration>& registrations = compiler_.registrations_;
+  // In entity order, as the DOM walk met them.
+  std::stable_sort(skipped_.begin(), skipped_.end(),
+                   [](const Skipped& a, const Skipped& b) { return a.entity < b.entity; });
+  for (const Skipped& s : skipped_) {
+    result_.warnings.push_back(absl::StrCat(table_.Path(s.entity), ".components[", s.component,
+                                            "]: skipped component of unknown type \"",
+                                            UserText(s.type), "\""));
+  }
+  for (size_t r = 0; r < types_.size(); ++r) {
+    if (out_of_order_[r]) InEntityOrder(r);
+    std::vector<size_t>().swap(instance_begin_[r]);
+  }
+  // Entity references, now that every entity has its number.
+  {
+    ReferenceResolver resolver(table_);
+    for (size_t r = 0; r < registrations.size(); ++r) {
+      for (size_t f = 0; f < fixups_[r].size(); ++f) {
+        const EntityRefFixup& fixup = fixups_[r][f];
+        absl::StatusOr<uint32_t> target = resolver.Resolve(fixup.reference);
+        if (!target.ok()) {
+          const FixupOwner owner = fixup_owners_[r][f];
+          return absl::InvalidArgumentError(absl::StrCat(
+              table_.Path(owner.entity), ".components[", owner.component, "] \"",
+              registrations[r].info.type_name, "\": \"", fixup.field, "\": ",
+              target.status().message()));
+        }
+        uint32_t stored = *target;
+        if (options_.endianness != kNativeEndianness) stored = absl::gbswap_32(stored);
+        std::memcpy(types_[r].data.data() + fixup.offset, &stored, sizeof(stored));
+      }
+      std::vector<EntityRefFixup>().swap(fixups_[r]);
+    }
+  }
+
+  EntityResourceContents contents;
+  MetadataSections metadata;
+  if (options_.keep_names) {
+    for (uint32_t k = 0; k < table_.size(); ++k) {
+      if (!table_.HasName(k) || table_.Name(k).empty()) continue;
+      metadata.named_entities.push_back(k);
+      metadata.entity_names.emplace_back(table_.Name(k));
+    }
+    metadata.name_texts.assign(std::make_move_iterator(name_text_.begin()),
+                               std::make_move_iterator(name_text_.end()));
+  }
+  result_.num_entities = static_cast<uint32_t>(table_.size());
+  contents.parent_index = std::move(table_.parent);
+  table_ = EntityTable();
+
+  // Spawn order: ascending spawn_order, ties by name so the output is deterministic.
+  std::vector<size_t> order(registrations.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const ComponentCompileInfo& ra = registrations[a].info;
+    const ComponentCompileInfo& rb = registrations[b].info;
+    return ra.spawn_order != rb.spawn_order ? ra.spawn_order < rb.spawn_order
+                                            : ra.type_name < rb.type_name;
+  });
+  for (size_t r : order) {
+    if (types_[r].entity_index.empty() || registrations[r].info.layout.empty()) continue;
+    metadata.layout_types.push_back(registrations[r].id.value());
+    metadata.layouts.push_back(registrations[r].info.layout);
+  }
+  std::move(metadata).AppendTo(contents.component_types, options_.endianness);
+  for (size_t r : order) {
+    if (!types_[r].entity_index.empty()) contents.component_types.push_back(std::move(types_[r]));
+  }
+  STRATA_ASSIGN_OR_RETURN(result_.blob, WriteEntityResource(contents, options_.endianness));
+  return std::move(result_);
+}
+
 absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view json_text,
                                                                const Options& options) const {
-  // Strict: UTF-8 throughout, no key twice in an object, syntax errors with line and column.
+  STRATA_RETURN_IF_ERROR(CheckUtf8(json_text));
+  {
+    LevelBuilder builder(*this, options);
+    if (resource_internal::StreamLevel(json_text, builder)) {
+      absl::StatusOr<Result> result = builder.Finish();
+      if (result.ok()) return result;
+    }
+  }
+  // The walk stopped (or a reference did not resolve): a syntax error or repeated key
+  // anywhere in the text is the answer, as when the whole text was parsed before the
+  // walk; else the DOM walk finds the first semantic error in its documented order
+  // (keys, then components, then children) or compiles the rare shape the stream left.
+  STRATA_RETURN_IF_ERROR(CheckStrictJson(json_text));
+  return CompileDom(json_text, options);
+}
+
+absl::StatusOr<EntityCompiler::Result> EntityCompiler::CompileDom(absl::string_view json_text,
+                                                                  const Options& options) const {
   json root;
   STRATA_RETURN_IF_ERROR(ParseStrictJson(json_text, &root));
   if (!root.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("level: expected an object {\"entities\": [...]}, got ", TypeName(root)));
+        absl::StrCat("level: expected an object {\"entities\": [...]}, got ", root.type_name()));
   }
   for (auto it = root.begin(); it != root.end(); ++it) {
     if (it.key() != "entities") {
@@ -297,36 +477,17 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
           "level: unknown key \"", UserText(it.key()), "\" (expected only \"entities\")"));
     }
   }
-  const json* entities = Find(root, "entities");
-  if (entities == nullptr || !entities->is_array()) {
+  auto entities = root.find("entities");
+  if (entities == root.end() || !entities->is_array()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "level: \"entities\": expected an array, got ",
-        entities == nullptr ? "nothing" : TypeName(*entities)));
+        entities == root.end() ? "nothing" : entities->type_name()));
   }
-
-  Result result;
-  EntityResourceContents contents;
-  EntityTable table;
-  // One accumulator per registered type, indexed like registrations_, with the entity
-  // references its instances hold (resolved once every entity is numbered).
-  std::vector<ComponentTypeContents> types(registrations_.size());
-  std::vector<std::vector<EntityRefFixup>> fixups(registrations_.size());
-  struct FixupOwner {
-    uint32_t entity;
-    uint32_t component;
-  };
-  std::vector<std::vector<FixupOwner>> fixup_owners(registrations_.size());
-  for (size_t r = 0; r < registrations_.size(); ++r) {
-    types[r].type = registrations_[r].id;
-    types[r].instance_stride = registrations_[r].info.instance_size;
-    types[r].layout_fingerprint = registrations_[r].fingerprint;
-  }
-  // Instance names whose text differs from the type name, for the strata.names section.
-  absl::flat_hash_map<uint32_t, std::string> name_text;
 
   // Depth-first with an explicit stack (hostile nesting cannot overflow the call stack),
   // numbering entities in pre-order so every parent precedes its children. Paths are
   // rebuilt from the table only for messages, so deep nesting stays linear.
+  LevelBuilder builder(*this, options);
   struct Pending {
     const json* entity;
     uint32_t parent;
@@ -336,192 +497,48 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view
   for (size_t i = entities->size(); i-- > 0;) {
     stack.push_back({&(*entities)[i], kNoParent, static_cast<uint32_t>(i)});
   }
-  absl::flat_hash_set<std::string> names_in_entity;
-  std::vector<uint32_t> per_entity_count(registrations_.size(), 0);
-  std::vector<std::string> field_names;  // name-field texts of the current instance
-  std::vector<size_t> counted;
   while (!stack.empty()) {
     const Pending pending = stack.back();
     stack.pop_back();
     const json& entity = *pending.entity;
-    if (!entity.is_object()) {
-      return absl::InvalidArgumentError(absl::StrCat(table.ChildPath(pending.parent, pending.position),
-                                                     ": expected an entity object, got ",
-                                                     TypeName(entity)));
-    }
-    if (contents.parent_index.size() >= kNoParent - 1) {
-      return absl::ResourceExhaustedError("level: too many entities");
-    }
-    const uint32_t index = static_cast<uint32_t>(contents.parent_index.size());
-    contents.parent_index.push_back(pending.parent);
-    table.parent.push_back(pending.parent);
-    table.position.push_back(pending.position);
-    table.name.push_back(nullptr);
+    if (!entity.is_object()) return builder.NotAnEntity(pending.parent, pending.position, entity.type_name());
+    STRATA_ASSIGN_OR_RETURN(const uint32_t index, builder.AddEntity(pending.parent, pending.position));
     const json* components = nullptr;
     const json* children = nullptr;
     for (auto it = entity.begin(); it != entity.end(); ++it) {
       const std::string& key = it.key();
       if (key == "name") {
         if (!it->is_string()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(table.Path(index), ": ", FieldError(key, "a string", *it).message()));
+          return builder.EntityError(index, ExpectedMessage(key, "a string", it->type_name()));
         }
-        table.name[index] = &it->get_ref<const std::string&>();
+        builder.SetName(index, it->get_ref<const std::string&>());
       } else if (key == "components") {
         components = &*it;
       } else if (key == "children") {
         children = &*it;
       } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            table.Path(index), ": unknown key \"", UserText(key),
-            "\" (expected \"name\", \"components\", \"children\")"));
+        return builder.EntityError(index, UnknownEntityKeyMessage(key));
       }
     }
-
     if (components != nullptr) {
       if (!components->is_array()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            table.Path(index), ": ", FieldError("components", "an array", *components).message()));
+        return builder.EntityError(index, ExpectedMessage("components", "an array", components->type_name()));
       }
-      names_in_entity.clear();
-      for (size_t r : counted) per_entity_count[r] = 0;
-      counted.clear();
+      builder.BeginComponents(index);
       for (size_t c = 0; c < components->size(); ++c) {
-        const json& component = (*components)[c];
-        auto where = [&] { return absl::StrCat(table.Path(index), ".components[", c, "]"); };
-        if (!component.is_object()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(where(), ": expected a component object, got ", TypeName(component)));
-        }
-        const json* type = Find(component, "type");
-        if (type == nullptr || !type->is_string()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              where(), ": \"type\": expected a string, got ",
-              type == nullptr ? "nothing" : TypeName(*type)));
-        }
-        const std::string& type_name = type->get_ref<const std::string&>();
-        const json* name_json = Find(component, "name");
-        if (name_json != nullptr && !name_json->is_string()) {
-          return absl::InvalidArgumentError(absl::StrCat(where(), " \"", UserText(type_name),
-                                                         "\": \"name\": expected a string, got ",
-                                                         TypeName(*name_json)));
-        }
-        const std::string& name =
-            name_json != nullptr ? name_json->get_ref<const std::string&>() : type_name;
-        if (!names_in_entity.insert(name).second) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              where(), " \"", UserText(type_name), "\": component name \"", UserText(name),
-              "\" is used twice in this entity (names must be unique within an entity)"));
-        }
-        auto reg = by_name_.find(type_name);
-        if (reg == by_name_.end()) {
-          if (options.unknown_components == UnknownComponents::kSkip) {
-            result.warnings.push_back(absl::StrCat(where(), ": skipped component of unknown type \"",
-                                                   UserText(type_name), "\""));
-            continue;
-          }
-          return absl::InvalidArgumentError(absl::StrCat(where(), ": unknown component type \"",
-                                                         UserText(type_name),
-                                                         "\" (no compile function registered)"));
-        }
-        const size_t r = reg->second;
-        const Registration& registration = registrations_[r];
-        if (per_entity_count[r]++ == 0) counted.push_back(r);
-        if (registration.info.max_per_entity != 0 &&
-            per_entity_count[r] > registration.info.max_per_entity) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              where(), " \"", UserText(type_name), "\": an entity has at most ",
-              registration.info.max_per_entity, " component", registration.info.max_per_entity == 1 ? "" : "s",
-              " of this type"));
-        }
-        ComponentTypeContents& out = types[r];
-        ComponentDataWriter writer(options.endianness, &out.data, &fixups[r], &field_names);
-        absl::Status status = registration.info.compile(component, writer);
-        if (!status.ok()) {
-          return absl::Status(status.code(), absl::StrCat(where(), " \"", UserText(type_name), "\" (",
-                                                          UserText(name), "): ", status.message()));
-        }
-        if (registration.info.instance_size != 0 &&
-            writer.size() != registration.info.instance_size) {
-          return absl::InternalError(absl::StrCat(
-              where(), " \"", UserText(type_name), "\": compile function wrote ", writer.size(),
-              " bytes, but the type was registered with instance_size ",
-              registration.info.instance_size));
-        }
-        fixup_owners[r].resize(fixups[r].size(), FixupOwner{index, static_cast<uint32_t>(c)});
-        bool literal = false;
-        const uint32_t name_id = ParseNameId(name, &literal);
-        if (options.keep_names && name != type_name && !literal) name_text.try_emplace(name_id, name);
-        if (options.keep_names) {
-          for (std::string& text : field_names) name_text.try_emplace(IdString32::Hash(text), std::move(text));
-        }
-        field_names.clear();
-        out.entity_index.push_back(index);
-        out.names.push_back(name_id);
+        STRATA_RETURN_IF_ERROR(builder.AddComponent(index, static_cast<uint32_t>(c), (*components)[c]));
       }
     }
     if (children != nullptr) {
       if (!children->is_array()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            table.Path(index), ": ", FieldError("children", "an array", *children).message()));
+        return builder.EntityError(index, ExpectedMessage("children", "an array", children->type_name()));
       }
       for (size_t i = children->size(); i-- > 0;) {
         stack.push_back({&(*children)[i], index, static_cast<uint32_t>(i)});
       }
     }
   }
-
-  // Entity references, now that every entity has its number.
-  ReferenceResolver resolver(table);
-  for (size_t r = 0; r < registrations_.size(); ++r) {
-    for (size_t f = 0; f < fixups[r].size(); ++f) {
-      const EntityRefFixup& fixup = fixups[r][f];
-      absl::StatusOr<uint32_t> target = resolver.Resolve(fixup.reference);
-      if (!target.ok()) {
-        const FixupOwner owner = fixup_owners[r][f];
-        return absl::InvalidArgumentError(absl::StrCat(
-            table.Path(owner.entity), ".components[", owner.component, "] \"",
-            registrations_[r].info.type_name, "\": \"", fixup.field, "\": ",
-            target.status().message()));
-      }
-      uint32_t stored = *target;
-      if (options.endianness != kNativeEndianness) stored = absl::gbswap_32(stored);
-      std::memcpy(types[r].data.data() + fixup.offset, &stored, sizeof(stored));
-    }
-  }
-
-  MetadataSections metadata;
-  if (options.keep_names) {
-    for (uint32_t k = 0; k < table.name.size(); ++k) {
-      if (table.name[k] == nullptr || table.name[k]->empty()) continue;
-      metadata.named_entities.push_back(k);
-      metadata.entity_names.push_back(*table.name[k]);
-    }
-    metadata.name_texts.assign(std::make_move_iterator(name_text.begin()),
-                               std::make_move_iterator(name_text.end()));
-  }
-
-  // Spawn order: ascending spawn_order, ties by name so the output is deterministic.
-  std::vector<size_t> order(registrations_.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const ComponentCompileInfo& ra = registrations_[a].info;
-    const ComponentCompileInfo& rb = registrations_[b].info;
-    return ra.spawn_order != rb.spawn_order ? ra.spawn_order < rb.spawn_order
-                                            : ra.type_name < rb.type_name;
-  });
-  for (size_t r : order) {
-    if (types[r].entity_index.empty() || registrations_[r].info.layout.empty()) continue;
-    metadata.layout_types.push_back(registrations_[r].id.value());
-    metadata.layouts.push_back(registrations_[r].info.layout);
-  }
-  std::move(metadata).AppendTo(contents.component_types, options.endianness);
-  for (size_t r : order) {
-    if (!types[r].entity_index.empty()) contents.component_types.push_back(std::move(types[r]));
-  }
-  STRATA_ASSIGN_OR_RETURN(result.blob, WriteEntityResource(contents, options.endianness));
-  result.num_entities = static_cast<uint32_t>(contents.parent_index.size());
-  return result;
+  return builder.Finish();
 }
 
 }  // namespace strata

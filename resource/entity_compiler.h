@@ -232,9 +232,20 @@ class EntityCompiler {
   // O(JSON size + total instance data). Errors are InvalidArgument with the entity path,
   // component and, for syntax errors, line and column; ResourceExhausted if the blob
   // would reach 4 GiB. Thread-safe against other Compile calls (const).
+  // Memory: the level is streamed (simdjson, a slice of the entity array at a time) and
+  // each component is handed to its compile function as a small nlohmann value, so the
+  // peak is the output, the entity table and a few MB, not a DOM of the level. A level
+  // with an error is parsed again, whole, to word the first error exactly.
   absl::StatusOr<Result> Compile(absl::string_view json_text, const Options& options) const;
 
  private:
+  // LevelBuilder: numbers entities, compiles components and writes the blob; fed by
+  // the streaming front-end (resource/internal/level_stream.h) or the DOM walk.
+  class LevelBuilder;
+  // CompileDom: the whole-document path: nlohmann's DOM, then the same walk. Used for
+  // the rare shapes the streaming front-end leaves to it and for its exact messages.
+  absl::StatusOr<Result> CompileDom(absl::string_view json_text, const Options& options) const;
+
   struct Registration {
     ComponentCompileInfo info;
     IdString32 id;

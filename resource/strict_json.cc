@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,10 @@ absl::Status NotUtf8(absl::string_view text, size_t offset, absl::string_view re
                                                  LineColumn(text, offset), "): ", reason));
 }
 
-// Builds the DOM with nlohmann's own SAX DOM builder and, on the way, keeps one frame
-// per open object or array: the object's keys so far (for duplicates) or the array's
-// element count, which together give the path of any value for a message.
+// Builds the DOM with nlohmann's own SAX DOM builder (or only checks, with no root) and,
+// on the way, keeps one frame per open object or array: the object's keys so far (for
+// duplicates) or the array's element count, which together give the path of any value
+// for a message.
 class StrictDomBuilder {
  public:
   using number_integer_t = json::number_integer_t;
@@ -45,26 +47,35 @@ class StrictDomBuilder {
   using string_t = json::string_t;
   using binary_t = json::binary_t;
 
-  explicit StrictDomBuilder(json* root) : dom_(*root, /*allow_exceptions=*/false) {}
-
-  bool null() { return BeginValue() && dom_.null(); }
-  bool boolean(bool v) { return BeginValue() && dom_.boolean(v); }
-  bool number_integer(number_integer_t v) { return BeginValue() && dom_.number_integer(v); }
-  bool number_unsigned(number_unsigned_t v) { return BeginValue() && dom_.number_unsigned(v); }
-  bool number_float(number_float_t v, const string_t& s) {
-    return BeginValue() && dom_.number_float(v, s);
+  // `root` null: check only, build nothing.
+  explicit StrictDomBuilder(json* root) {
+    if (root != nullptr) dom_.emplace(*root, /*allow_exceptions=*/false);
   }
-  bool string(string_t& v) { return BeginValue() && dom_.string(v); }
-  bool binary(binary_t& v) { return BeginValue() && dom_.binary(v); }
-  bool start_object(std::size_t n) { return BeginValue() && Push(true) && dom_.start_object(n); }
-  bool start_array(std::size_t n) { return BeginValue() && Push(false) && dom_.start_array(n); }
+
+  bool null() { return BeginValue() && (!dom_ || dom_->null()); }
+  bool boolean(bool v) { return BeginValue() && (!dom_ || dom_->boolean(v)); }
+  bool number_integer(number_integer_t v) { return BeginValue() && (!dom_ || dom_->number_integer(v)); }
+  bool number_unsigned(number_unsigned_t v) {
+    return BeginValue() && (!dom_ || dom_->number_unsigned(v));
+  }
+  bool number_float(number_float_t v, const string_t& s) {
+    return BeginValue() && (!dom_ || dom_->number_float(v, s));
+  }
+  bool string(string_t& v) { return BeginValue() && (!dom_ || dom_->string(v)); }
+  bool binary(binary_t& v) { return BeginValue() && (!dom_ || dom_->binary(v)); }
+  bool start_object(std::size_t n) {
+    return BeginValue() && Push(true) && (!dom_ || dom_->start_object(n));
+  }
+  bool start_array(std::size_t n) {
+    return BeginValue() && Push(false) && (!dom_ || dom_->start_array(n));
+  }
   bool end_object() {
     --depth_;
-    return dom_.end_object();
+    return !dom_ || dom_->end_object();
   }
   bool end_array() {
     --depth_;
-    return dom_.end_array();
+    return !dom_ || dom_->end_array();
   }
   bool key(string_t& k) {
     Frame& frame = frames_[depth_ - 1];
@@ -75,7 +86,7 @@ class StrictDomBuilder {
       return false;
     }
     frame.key = k;
-    return dom_.key(k);
+    return !dom_ || dom_->key(k);
   }
   bool parse_error(std::size_t position, const std::string& /*last_token*/,
                    const nlohmann::detail::exception& ex) {
@@ -145,7 +156,7 @@ class StrictDomBuilder {
     return path;
   }
 
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::optional<nlohmann::detail::json_sax_dom_parser<json>> dom_;
   std::vector<Frame> frames_;
   size_t depth_ = 0;
   bool syntax_error_ = false;
@@ -210,9 +221,11 @@ absl::Status CheckUtf8(absl::string_view text) {
   return absl::OkStatus();
 }
 
-absl::Status ParseStrictJson(absl::string_view text, nlohmann::json* out) {
+namespace {
+
+// Parse: ParseStrictJson into `out`, or CheckStrictJson when `out` is null.
+absl::Status Parse(absl::string_view text, json* out) {
   if (absl::Status utf8 = CheckUtf8(text); !utf8.ok()) return utf8;
-  *out = json();
   StrictDomBuilder builder(out);
   const bool ok = json::sax_parse(text.begin(), text.end(), &builder);
   if (ok) return absl::OkStatus();
@@ -226,5 +239,14 @@ absl::Status ParseStrictJson(absl::string_view text, nlohmann::json* out) {
   }
   return absl::InvalidArgumentError("JSON syntax error");
 }
+
+}  // namespace
+
+absl::Status ParseStrictJson(absl::string_view text, nlohmann::json* out) {
+  *out = json();
+  return Parse(text, out);
+}
+
+absl::Status CheckStrictJson(absl::string_view text) { return Parse(text, nullptr); }
 
 }  // namespace strata

@@ -16,6 +16,8 @@
 // - Syntax errors give the line and column (1-based) of the offending character.
 //
 // Linear in the input and iterative: nesting depth costs heap, never call stack.
+// CheckStrictJson makes the same checks with the same messages and builds nothing: the
+// entity compiler's error path, where a DOM of a large level would cost gigabytes.
 #ifndef STRATA_RESOURCE_STRICT_JSON_H_
 #define STRATA_RESOURCE_STRICT_JSON_H_
 
@@ -28,6 +30,10 @@ namespace strata {
 // ParseStrictJson: `text` into `*out`; InvalidArgument as described above (then `*out`
 // is unspecified).
 absl::Status ParseStrictJson(absl::string_view text, nlohmann::json* out);
+
+// CheckStrictJson: ParseStrictJson's verdict and message without building a value.
+// Memory: one frame per open object or array (with its keys), not per value.
+absl::Status CheckStrictJson(absl::string_view text);
 
 // CheckUtf8: OK if `text` is well-formed UTF-8, else the "not UTF-8 at byte N" error.
 absl::Status CheckUtf8(absl::string_view text);

@@ -82,6 +82,13 @@ def strata_dependencies():
 
     _maybe(
         system_library,
+        "simdjson",
+        build_file = Label("//third_party:simdjson.BUILD"),
+        include_files = {"simdjson.h": "/usr/include/simdjson.h"},
+    )
+
+    _maybe(
+        system_library,
         "oneTBB",
         build_file = Label("//third_party:tbb.BUILD"),
         include_dirs = {

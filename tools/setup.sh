@@ -24,6 +24,7 @@ PACKAGES=(
   nlohmann-json3-dev
   libxxhash-dev
   libtbb-dev
+  libsimdjson-dev
   # tools/plot_benchmarks.
   python3
   python3-matplotlib
