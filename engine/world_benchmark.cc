@@ -199,6 +199,7 @@ void SpawnStage(benchmark::State& state, Stage stage) {
   batch.instance_stride = section->instance_stride;
   batch.data = section->data;
   batch.layout_fingerprint = section->layout_fingerprint;
+  batch.in_entity_order = InEntityOrder(section->entity_index, entities.size());
   auto ok = [&state](const absl::Status& s) {
     if (!s.ok()) {
       state.SkipWithError(s.ToString().c_str());
@@ -220,8 +221,7 @@ void SpawnStage(benchmark::State& state, Stage stage) {
         if (!ok(SpawnTransformBatch(w.transforms(), batch))) return;
         break;
       case Stage::kIndex:
-        if (!ok(RegisterSpawnedByName(w.index(), &w.transform_manager(), SpawnOwners(batch),
-                                      batch.names))) {
+        if (!ok(RegisterSpawnedByName(w.index(), &w.transform_manager(), batch))) {
           return;
         }
         break;

@@ -227,7 +227,7 @@ absl::StatusOr<TransformHandle> TransformComponent::Create(
 
 // ---- The entity -> id table ---------------------------------------------------------
 
-TransformComponent::EntitySlot& TransformComponent::EntitySlotAt(uint32_t index) {
+TransformComponent::EntitySlot& TransformComponent::EntitySlotAtNewPage(uint32_t index) {
   const uint32_t page = index >> kEntityPageBits;
   if (page >= entity_pages_.size()) entity_pages_.resize(size_t{page} + 1);
   if (entity_pages_[page] == nullptr) {
@@ -314,16 +314,6 @@ void TransformComponent::ReleaseClaims(absl::Span<const Entity> entities) {
   }
 }
 
-void TransformComponent::FillEntity(Entity entity, uint32_t id) {
-  EntitySlot& slot = entity_pages_[entity.index() >> kEntityPageBits]
-                                  [entity.index() & (kEntityPageSize - 1)];
-  if (slot.generation == entity.generation() && slot.id_plus_one == kClaimed) [[likely]] {
-    slot.id_plus_one = id + 1;
-    ++entity_slots_used_;
-  } else {
-    entity_overflow_.emplace(entity, id);
-  }
-}
 
 absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
                                              absl::Span<const Matrix4x4> locals,
@@ -353,7 +343,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
                                              absl::Span<const uint32_t> parents,
                                              absl::Span<TransformHandle> out) {
   const size_t n = entities.size();
-  if (n != locals.size() || n != out.size() || n != parents.size()) {
+  if (n != locals.size() || (n != out.size() && !out.empty()) || n != parents.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "CreateBatch: span sizes differ (entities ", n, ", locals ", locals.size(),
         ", parents ", parents.size(), ", out ", out.size(), ")"));
@@ -366,10 +356,13 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
   }
   if (options_.mode == Mode::kDeferred) {
     // Link marks dirty and moves nodes: the general path.
-    STRATA_RETURN_IF_ERROR(CreateBatch(entities, locals, out));
+    std::vector<TransformHandle> created;
+    if (out.empty()) created.resize(n);
+    const absl::Span<TransformHandle> handles = out.empty() ? absl::MakeSpan(created) : out;
+    STRATA_RETURN_IF_ERROR(CreateBatch(entities, locals, handles));
     for (size_t k = 0; k < n; ++k) {
       if (parents[k] == kNoBatchParent) continue;
-      absl::Status s = Link(out[k], out[parents[k]]);
+      absl::Status s = Link(handles[k], handles[parents[k]]);
       // Fresh nodes, parents first: no cycle, no stale handle.
       ABSL_HARDENING_ASSERT(s.ok());
       s.IgnoreError();
@@ -404,7 +397,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
       id_[pos] = id;
       id_position_[id] = pos;
       FillEntity(entities[k], id);
-      out[k] = TransformHandle(id, id_generation_[id]);
+      if (!out.empty()) out[k] = TransformHandle(id, id_generation_[id]);
       if (parents[k] != kNoBatchParent) Attach(pos, first + parents[k]);
     }
     size_ = first + end;

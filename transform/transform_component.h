@@ -193,8 +193,9 @@ class TransformComponent {
   // CreateBatch (with parents): as CreateBatch, then out[i] becomes a child of
   // out[parents[i]] for every i with parents[i] != kNoBatchParent, as LinkBatch of those
   // pairs in order of i would do (same links, same sibling order, same world matrices).
-  // A parent comes first: InvalidArgument, before the entity checks, if parents.size()
-  // differs from entities.size() or some parents[i] >= i; otherwise the errors of
+  // `out` may be empty (the handles are not written). A parent comes first:
+  // InvalidArgument, before the entity checks, if parents.size() differs from
+  // entities.size() or some parents[i] >= i; otherwise the errors of
   // CreateBatch, all or nothing. O(n): in immediate mode the links are made as the
   // instances are written and every world is computed once, in batch order (parents
   // first), with no per-link update; in deferred mode it is CreateBatch then LinkBatch.
@@ -346,7 +347,14 @@ class TransformComponent {
   void InsertEntity(Entity entity, uint32_t id);
   void EraseEntity(Entity entity);
   struct EntitySlot;
-  EntitySlot& EntitySlotAt(uint32_t index);  // allocates its page
+  EntitySlot& EntitySlotAt(uint32_t index) {  // allocates its page
+    const uint32_t page = index >> kEntityPageBits;
+    if (page < entity_pages_.size() && entity_pages_[page] != nullptr) [[likely]] {
+      return entity_pages_[page][index & (kEntityPageSize - 1)];
+    }
+    return EntitySlotAtNewPage(index);
+  }
+  EntitySlot& EntitySlotAtNewPage(uint32_t index);
   // CreateBatch's checks, in order for each k: invalid, not alive, has a transform,
   // repeated. Claims each checked entity's slot (kClaimed) so a repeat is seen, and
   // lists in *overflow those whose slot holds another entity; on error releases every
@@ -354,7 +362,16 @@ class TransformComponent {
   absl::Status ClaimEntities(absl::Span<const Entity> entities,
                              std::vector<Entity>* overflow);
   void ReleaseClaims(absl::Span<const Entity> entities);
-  void FillEntity(Entity entity, uint32_t id);
+  void FillEntity(Entity entity, uint32_t id) {
+    EntitySlot& slot = entity_pages_[entity.index() >> kEntityPageBits]
+                                    [entity.index() & (kEntityPageSize - 1)];
+    if (slot.generation == entity.generation() && slot.id_plus_one == kClaimed) [[likely]] {
+      slot.id_plus_one = id + 1;
+      ++entity_slots_used_;
+    } else {
+      entity_overflow_.emplace(entity, id);
+    }
+  }
   // Create's errors: NotFound for an entity not alive in the connected manager;
   // ResourceExhausted for `more` instances past kMaxCapacity.
   absl::Status NotAlive(absl::string_view context, Entity entity) const;

@@ -67,23 +67,19 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
   const auto locals = absl::MakeConstSpan(reinterpret_cast<const Matrix4x4*>(batch.data.data()),
                                           batch.num_instances);
   const uint32_t n = batch.num_instances;
+  static_assert(TransformComponent::kNoBatchParent == kNoParent);
+  if (batch.in_entity_order) {
+    // Every entity has a transform, instance k on entity k (a level of transforms, as
+    // the compiler writes it): the nearest ancestor with a transform is the parent, and
+    // parent_index[k] < k (validated), so the blob's own arrays are the batch's.
+    return transforms.CreateBatch(batch.entities, locals, batch.parent_index, {});
+  }
   // Resource entity -> its instance, to find each instance's nearest ancestor with one.
   constexpr uint32_t kNone = TransformComponent::kNoBatchParent;
   std::vector<uint32_t> of_entity(batch.entities.size(), kNone);
-  // The compiler writes one instance per entity in entity order: then the owners are
-  // the spawned entities themselves, no copy needed.
-  bool identity = n == batch.entities.size();
-  for (uint32_t i = 0; i < n; ++i) {
-    of_entity[batch.entity_index[i]] = i;
-    identity &= batch.entity_index[i] == i;
-  }
-  std::vector<Entity> owner_copy;
-  if (!identity) {
-    owner_copy.resize(n);
-    for (uint32_t i = 0; i < n; ++i) owner_copy[i] = batch.entity(i);
-  }
-  const absl::Span<const Entity> owners =
-      identity ? batch.entities : absl::MakeConstSpan(owner_copy);
+  for (uint32_t i = 0; i < n; ++i) of_entity[batch.entity_index[i]] = i;
+  std::vector<Entity> owners(n);
+  for (uint32_t i = 0; i < n; ++i) owners[i] = batch.entity(i);
   // parents[i]: the instance of i's nearest ancestor with a transform. Instances usually
   // come in entity order, parents (parent_index[k] < k) before children: then one
   // CreateBatch makes and links them all.
@@ -99,8 +95,8 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
     parents[i] = of_entity[ancestor];
     parents_first &= parents[i] < i;
   }
+  if (parents_first) return transforms.CreateBatch(owners, locals, parents, {});
   std::vector<TransformHandle> created(n);
-  if (parents_first) return transforms.CreateBatch(owners, locals, parents, absl::MakeSpan(created));
   // Instances out of entity order (a hand-made blob): create, then link pair by pair.
   STRATA_RETURN_IF_ERROR(transforms.CreateBatch(owners, locals, absl::MakeSpan(created)));
   std::vector<TransformHandle> children;
