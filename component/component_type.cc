@@ -298,6 +298,12 @@ absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager
   return absl::OkStatus();
 }
 
+absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager,
+                                   const ComponentSpawnBatch& batch) {
+  if (batch.in_entity_order) return RegisterSpawnedByName(index, manager, batch.entities, batch.names);
+  return RegisterSpawnedByName(index, manager, SpawnOwners(batch), batch.names);
+}
+
 std::vector<Entity> SpawnOwners(const ComponentSpawnBatch& batch) {
   std::vector<Entity> owners(batch.num_instances);
   for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);

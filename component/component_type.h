@@ -239,6 +239,11 @@ absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager
                                    absl::Span<const Entity> owners,
                                    absl::Span<const uint32_t> names);
 
+// RegisterSpawnedByName (batch): the same for every instance of `batch`, owners taken
+// from batch.entities in place when batch.in_entity_order (no copy).
+absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager,
+                                   const ComponentSpawnBatch& batch);
+
 // SpawnOwners: the entity of every instance of `batch`.
 std::vector<Entity> SpawnOwners(const ComponentSpawnBatch& batch);
 

@@ -86,8 +86,7 @@ class TransformStore final : public ComponentStore {
           batch.layout, "\", declared \"", kTransformLayout, "\")"));
     }
     STRATA_RETURN_IF_ERROR(SpawnTransformBatch(*services_.transforms, batch));
-    return RegisterSpawnedByName(*services_.index, services_.transform_manager, SpawnOwners(batch),
-                                 batch.names);
+    return RegisterSpawnedByName(*services_.index, services_.transform_manager, batch);
   }
 
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {

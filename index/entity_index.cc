@@ -208,8 +208,11 @@ absl::Status EntityIndex::AddInstance(absl::Span<const Entity> entities,
     if (!entity.is_valid()) {
       return absl::InvalidArgumentError("AddInstance: invalid entity in batch");
     }
-    uint32_t base;
-    STRATA_RETURN_IF_ERROR(CheckSlot(entity, LoadSlot(entity.index()), &base));
+    const Slot slot = LoadSlot(entity.index());
+    uint32_t base = slot.prototype;
+    if (slot.prototype != kEmptyPrototype && slot.generation != entity.generation()) {
+      STRATA_RETURN_IF_ERROR(CheckSlot(entity, slot, &base));
+    }
     if (have_last && base == last_base) continue;
     if (children.try_emplace(base, 0).second && ChainHas(base, name.value())) {
       return absl::AlreadyExistsError(absl::StrCat(
@@ -223,6 +226,21 @@ absl::Status EntityIndex::AddInstance(absl::Span<const Entity> entities,
   uint32_t last_child = 0;  // 0: not resolved yet
   // Pass 2 applies. No base from pass 1 contains `name`, so a slot whose prototype is
   // not a key of `children` was moved by an earlier occurrence of the same entity.
+  // The reference counts SetPrototype would move one entity at a time move once per run
+  // of slots going from the same old prototype to the same child (a spawn: one run).
+  uint32_t run_old = kEmptyPrototype;
+  uint32_t run_child = kEmptyPrototype;
+  uint32_t run = 0;
+  auto flush = [&] {
+    if (run == 0) return;
+    if (run_old != kEmptyPrototype) {
+      info_[run_old].entity_refs -= run;
+    } else {
+      num_entities_ += run;
+    }
+    info_[run_child].entity_refs += run;
+    run = 0;
+  };
   last_base = kEmptyPrototype;
   for (size_t i = 0; i < entities.size(); ++i) {
     const Entity entity = entities[i];
@@ -233,6 +251,7 @@ absl::Status EntityIndex::AddInstance(absl::Span<const Entity> entities,
             ? slot.prototype
             : kEmptyPrototype;
     if (base != last_base || last_child == 0) {
+      flush();
       auto it = children.find(base);
       if (it == children.end()) {
         for (size_t j = 0; j < i; ++j) {  // Roll back the applied prefix.
@@ -247,8 +266,21 @@ absl::Status EntityIndex::AddInstance(absl::Span<const Entity> entities,
       last_base = base;
       last_child = it->second;
     }
-    SetPrototype(packed, entity.index(), slot.prototype, entity.generation(), last_child);
+    if (packed.prototype != kWideSlot && entity.generation() <= 0xFFFFu &&
+        last_child < kWideSlot) [[likely]] {
+      // SetPrototype's common case, its count updates deferred to flush().
+      if (run != 0 && (slot.prototype != run_old || last_child != run_child)) flush();
+      run_old = slot.prototype;
+      run_child = last_child;
+      ++run;
+      packed = PackedSlot{static_cast<uint16_t>(entity.generation()),
+                          static_cast<uint16_t>(last_child)};
+    } else {
+      flush();
+      SetPrototype(packed, entity.index(), slot.prototype, entity.generation(), last_child);
+    }
   }
+  flush();
   return absl::OkStatus();
 }
 

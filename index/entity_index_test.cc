@@ -535,6 +535,38 @@ TEST(EntityIndex, StaleAndNewerGenerations) {
   EXPECT_EQ(index.CollectGarbage(), 1u);
 }
 
+// A batch over a mix of slots (free, holding this generation with other components,
+// holding an older generation left behind, holding a generation above 16 bits) ends
+// as registering one entity at a time would: the batch moves reference counts per run.
+TEST(EntityIndex, BatchOverMixedSlotsEqualsOneByOne) {
+  Managers m;
+  EntityIndex batched, single;
+  std::vector<Entity> batch;
+  for (EntityIndex* index : {&batched, &single}) {
+    ASSERT_THAT(index->AddInstance(Entity(1, 0), &m.render_data_1, kFog), IsOk());
+    ASSERT_THAT(index->AddInstance(Entity(2, 0), &m.render_data_1, kFog), IsOk());
+    ASSERT_THAT(index->AddInstance(Entity(3, 5), &m.render_data_1, kFog), IsOk());  // left behind
+    ASSERT_THAT(index->AddInstance(Entity(4, 0x12345), &m.render_data_1, kFog), IsOk());
+  }
+  // Runs: fresh, fresh, has Fog, has Fog, older generation, fresh, wide, fresh.
+  batch = {Entity(10, 0), Entity(11, 0), Entity(1, 0), Entity(2, 0),
+           Entity(3, 6),  Entity(12, 0), Entity(4, 0x12345), Entity(13, 0)};
+  ASSERT_THAT(batched.AddInstance(absl::MakeConstSpan(batch), &m.transform, kTransform), IsOk());
+  for (Entity e : batch) ASSERT_THAT(single.AddInstance(e, &m.transform, kTransform), IsOk());
+  for (Entity e : batch) EXPECT_EQ(batched.Components(e), single.Components(e)) << e;
+  EXPECT_FALSE(batched.Contains(Entity(3, 5)));
+  EXPECT_EQ(batched.num_entities(), single.num_entities());
+  EXPECT_EQ(batched.num_entities(), 8u);
+  // Same reference counts: dropping every entity frees the same prototypes.
+  for (Entity e : batch) {
+    EXPECT_TRUE(batched.RemoveEntity(e));
+    EXPECT_TRUE(single.RemoveEntity(e));
+  }
+  EXPECT_EQ(batched.num_entities(), 0u);
+  EXPECT_EQ(batched.CollectGarbage(), single.CollectGarbage());
+  EXPECT_EQ(batched.num_prototypes(), 0u);
+}
+
 // A slot holds 16 bits of generation inline; a larger one is kept whole on the side,
 // so handles that agree only in the low 16 bits are still told apart.
 TEST(EntityIndex, GenerationsAbove16BitsStayExact) {

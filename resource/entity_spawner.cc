@@ -7,6 +7,16 @@
 
 namespace strata {
 
+bool InEntityOrder(absl::Span<const uint32_t> entity_index, size_t num_entities) {
+  if (entity_index.size() != num_entities) return false;
+  // Branch-free, so the scan runs at memory speed.
+  uint32_t differs = 0;
+  for (size_t i = 0; i < entity_index.size(); ++i) {
+    differs |= entity_index[i] ^ static_cast<uint32_t>(i);
+  }
+  return differs == 0;
+}
+
 absl::Status EntitySpawner::RegisterComponentSpawner(absl::string_view type_name,
                                                      SpawnFunction spawn) {
   if (type_name.empty()) return absl::InvalidArgumentError("component type name is empty");
@@ -77,6 +87,7 @@ absl::Status EntitySpawner::Spawn(const EntityResourceView& view, EntityManager&
     batch.instance_stride = type.instance_stride;
     batch.data = type.data;
     batch.layout_fingerprint = type.layout_fingerprint;
+    batch.in_entity_order = InEntityOrder(type.entity_index, entities.size());
     auto layout = layouts.find(type.type.value());
     batch.layout = layout == layouts.end() ? absl::string_view() : layout->second;
     absl::Status status = it->second(batch);

@@ -74,12 +74,20 @@ struct ComponentSpawnBatch {
   absl::string_view layout;
   // context: the pointer the caller passed to Spawn, untouched.
   void* context = nullptr;
+  // in_entity_order: instance i belongs to entity i for every entity (num_instances ==
+  // entities.size(), entity_index[i] == i), so `entities` is also the array of owners:
+  // a spawn function can hand it on instead of gathering entity(i) into a copy.
+  bool in_entity_order = false;
 
   // entity: the entity owning instance i.
   Entity entity(size_t i) const { return entities[entity_index[i]]; }
   // name: the IdString32 of instance i's name.
   IdString32 name(size_t i) const { return IdString32::FromValue(names[i]); }
 };
+
+// InEntityOrder: whether entity_index is 0, 1, ..., num_entities - 1 (what
+// ComponentSpawnBatch::in_entity_order records). O(n).
+bool InEntityOrder(absl::Span<const uint32_t> entity_index, size_t num_entities);
 
 // SpawnFunction: creates the batch's instances. Returns an error (DataLoss for data it
 // cannot use) to abort the spawn; see EntitySpawner::Spawn for what happens then.

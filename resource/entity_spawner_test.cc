@@ -1,7 +1,9 @@
 #include "resource/entity_spawner.h"
 
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -158,6 +160,35 @@ TEST(EntitySpawner, SpawnFunctionSeesParentsAndContext) {
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> entities, spawner.Spawn(view, manager, &context_value));
   EXPECT_EQ(context_value, 1);
   EXPECT_THAT(parents, ElementsAre(kNoParent, 0u, kNoParent));
+}
+
+TEST(EntitySpawner, InEntityOrder) {
+  EXPECT_TRUE(InEntityOrder({}, 0));
+  EXPECT_TRUE(InEntityOrder(std::vector<uint32_t>{0, 1, 2}, 3));
+  EXPECT_FALSE(InEntityOrder(std::vector<uint32_t>{0, 1}, 3));     // an entity without one
+  EXPECT_FALSE(InEntityOrder(std::vector<uint32_t>{0, 2, 1}, 3));  // out of order
+  EXPECT_FALSE(InEntityOrder(std::vector<uint32_t>{0, 0, 1}, 3));
+  // The batch flag: "health" is on entities 0 and 1 of 3, "sound" on 2 alone; a level
+  // where each entity has one, in order, sets it.
+  for (const auto& [json, expected] :
+       std::vector<std::pair<const char*, bool>>{{kLevel, false},
+                                                 {R"({"entities": [
+           {"components": [{"type": "health", "value": 1}]},
+           {"components": [{"type": "health", "value": 2}],
+            "children": [{"components": [{"type": "health", "value": 3}]}]}]})",
+                                                  true}}) {
+    const std::vector<std::byte> blob = CompileLevel(json);
+    STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+    EntitySpawner spawner;
+    std::optional<bool> seen;
+    ASSERT_THAT(spawner.RegisterComponentSpawner("health", [&](const ComponentSpawnBatch& batch) {
+      seen = batch.in_entity_order;
+      return absl::OkStatus();
+    }), IsOk());
+    EntityManager manager;
+    ASSERT_THAT(spawner.Spawn(view, manager, nullptr).status(), IsOk());
+    EXPECT_EQ(seen, std::optional<bool>(expected)) << json;
+  }
 }
 
 TEST(EntitySpawner, RejectUnknownTypesCreatesNothing) {
