@@ -214,15 +214,17 @@ bool GenerationTable::AcquireBatch(size_t n, Emit emit) {
   const size_t late = n - from_queue - fresh;
   if (ABSL_PREDICT_FALSE(late > free_count_ - from_queue)) return false;
   const size_t mask = ring_capacity_ - 1;
+  // Locals, so the stores `emit` makes cannot force reloads of the members.
   uint32_t* const words = words_.data();
   const uint32_t* const ring = ring_.get();
+  const size_t head = head_;
   for (size_t k = 0; k < from_queue; ++k) {
-    const uint32_t index = ring[(head_ + k) & mask];
+    const uint32_t index = ring[(head + k) & mask];
     const uint32_t generation = words[index] & ~kFreeBit;
     words[index] = generation;
     emit(k, index, generation);
   }
-  head_ = (head_ + from_queue) & mask;
+  head_ = (head + from_queue) & mask;
   free_count_ -= from_queue;
   if (fresh > 0) {
     const size_t first = words_.size();
