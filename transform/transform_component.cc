@@ -23,6 +23,7 @@
 #include "absl/types/span.h"
 #include "base/check.h"
 #include "base/huge_page_allocator.h"
+#include "base/status_macros.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "transform/internal/transform_kernels.h"
@@ -184,7 +185,6 @@ uint32_t TransformComponent::Append(Entity entity, const Matrix4x4& local) {
   const uint32_t id = AllocateId();
   id_[pos] = id;
   id_position_[id] = pos;
-  entity_to_id_.emplace(entity, id);
   const bool dirty_range_empty = first_dirty_ == size_;
   ++size_;
   if (dirty_range_empty) {
@@ -214,14 +214,115 @@ absl::StatusOr<TransformHandle> TransformComponent::Create(
     Entity entity, const Matrix4x4& local) {
   if (!entity.is_valid()) return absl::InvalidArgumentError("Create: invalid entity");
   if (connected() && !manager_->Alive(entity)) return NotAlive("Create: ", entity);
-  if (entity_to_id_.contains(entity)) {
+  if (FindId(entity) != kNone) {
     return absl::AlreadyExistsError(
         absl::StrCat("Create: ", entity.DebugString(), " already has a transform"));
   }
   if (size_ == kMaxCapacity) return Full(1);
   Grow(size_ + 1);
   const uint32_t pos = Append(entity, local);
+  InsertEntity(entity, id_[pos]);
   return HandleAt(pos);
+}
+
+// ---- The entity -> id table ---------------------------------------------------------
+
+TransformComponent::EntitySlot& TransformComponent::EntitySlotAt(uint32_t index) {
+  const uint32_t page = index >> kEntityPageBits;
+  if (page >= entity_pages_.size()) entity_pages_.resize(size_t{page} + 1);
+  if (entity_pages_[page] == nullptr) {
+    entity_pages_[page] = std::make_unique<EntitySlot[]>(kEntityPageSize);  // zeroed: free
+    ++entity_pages_allocated_;
+  }
+  return entity_pages_[page][index & (kEntityPageSize - 1)];
+}
+
+uint32_t TransformComponent::FindOverflowId(Entity entity) const {
+  auto it = entity_overflow_.find(entity);
+  return it == entity_overflow_.end() ? kNone : it->second;
+}
+
+void TransformComponent::InsertEntity(Entity entity, uint32_t id) {
+  EntitySlot& slot = EntitySlotAt(entity.index());
+  if (slot.id_plus_one == 0) {
+    slot = EntitySlot{entity.generation(), id + 1};
+    ++entity_slots_used_;
+  } else {
+    entity_overflow_.emplace(entity, id);
+  }
+}
+
+void TransformComponent::EraseEntity(Entity entity) {
+  const uint32_t page = entity.index() >> kEntityPageBits;
+  if (page < entity_pages_.size() && entity_pages_[page] != nullptr) {
+    EntitySlot& slot = entity_pages_[page][entity.index() & (kEntityPageSize - 1)];
+    if (slot.generation == entity.generation() && slot.id_plus_one != 0) {
+      slot.id_plus_one = 0;
+      --entity_slots_used_;
+      return;
+    }
+  }
+  entity_overflow_.erase(entity);
+}
+
+absl::Status TransformComponent::ClaimEntities(absl::Span<const Entity> entities,
+                                               std::vector<Entity>* overflow) {
+  // Overflowing entities of this batch (rare: see entity_pages_), for the repeat check.
+  absl::flat_hash_set<Entity> overflow_seen;
+  for (size_t k = 0; k < entities.size(); ++k) {
+    const Entity e = entities[k];
+    absl::Status error;
+    if (!e.is_valid()) {
+      error = absl::InvalidArgumentError(absl::StrCat("CreateBatch: entities[", k, "] is invalid"));
+    } else if (connected() && !manager_->Alive(e)) {
+      error = NotAlive(absl::StrCat("CreateBatch: entities[", k, "] "), e);
+    } else {
+      EntitySlot& slot = EntitySlotAt(e.index());
+      bool has = false;
+      bool repeated = false;
+      if (slot.id_plus_one == 0) {
+        slot = EntitySlot{e.generation(), kClaimed};
+      } else if (slot.generation == e.generation()) {
+        has = slot.id_plus_one != kClaimed;
+        repeated = !has;
+      } else {
+        has = entity_overflow_.contains(e);
+        repeated = !has && !overflow_seen.insert(e).second;
+        if (!has && !repeated) overflow->push_back(e);
+      }
+      if (has) {
+        error = absl::AlreadyExistsError(absl::StrCat("CreateBatch: entities[", k, "] ",
+                                                      e.DebugString(), " already has a transform"));
+      } else if (repeated) {
+        error = absl::InvalidArgumentError(
+            absl::StrCat("CreateBatch: entities[", k, "] ", e.DebugString(), " is repeated"));
+      }
+    }
+    if (!error.ok()) [[unlikely]] {
+      ReleaseClaims(entities.first(k));
+      overflow->clear();
+      return error;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void TransformComponent::ReleaseClaims(absl::Span<const Entity> entities) {
+  for (const Entity e : entities) {
+    EntitySlot& slot = EntitySlotAt(e.index());
+    if (slot.generation == e.generation() && slot.id_plus_one == kClaimed) slot.id_plus_one = 0;
+  }
+}
+
+void TransformComponent::FillEntity(Entity entity, uint32_t id) {
+  EntitySlot& slot = entity_pages_[entity.index() >> kEntityPageBits]
+                                  [entity.index() & (kEntityPageSize - 1)];
+  if (slot.generation == entity.generation() && slot.id_plus_one == kClaimed) [[likely]] {
+    slot.id_plus_one = id + 1;
+    ++entity_slots_used_;
+  } else {
+    entity_overflow_.emplace(entity, id);
+  }
 }
 
 absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
@@ -232,38 +333,86 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
         "CreateBatch: span sizes differ (entities ", entities.size(), ", locals ",
         locals.size(), ", out ", out.size(), ")"));
   }
-  absl::flat_hash_set<Entity> seen;
-  seen.reserve(entities.size());
-  for (size_t k = 0; k < entities.size(); ++k) {
-    const Entity e = entities[k];
-    if (!e.is_valid()) {
-      return absl::InvalidArgumentError(absl::StrCat("CreateBatch: entities[", k, "] is invalid"));
-    }
-    if (connected() && !manager_->Alive(e)) {
-      return NotAlive(absl::StrCat("CreateBatch: entities[", k, "] "), e);
-    }
-    if (entity_to_id_.contains(e)) {
-      return absl::AlreadyExistsError(absl::StrCat("CreateBatch: entities[", k, "] ",
-                                                   e.DebugString(), " already has a transform"));
-    }
-    if (!seen.insert(e).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("CreateBatch: entities[", k, "] ", e.DebugString(), " is repeated"));
-    }
+  std::vector<Entity> overflow;
+  STRATA_RETURN_IF_ERROR(ClaimEntities(entities, &overflow));
+  if (entities.size() > kMaxCapacity - size_) {
+    ReleaseClaims(entities);
+    return Full(entities.size());
   }
-  if (entities.size() > kMaxCapacity - size_) return Full(entities.size());
   Grow(size_ + entities.size());
-  entity_to_id_.reserve(size_ + entities.size());
   for (size_t k = 0; k < entities.size(); ++k) {
-    out[k] = HandleAt(Append(entities[k], locals[k]));
+    const uint32_t pos = Append(entities[k], locals[k]);
+    FillEntity(entities[k], id_[pos]);
+    out[k] = HandleAt(pos);
   }
   return absl::OkStatus();
 }
 
-TransformHandle TransformComponent::Lookup(Entity entity) const {
-  auto it = entity_to_id_.find(entity);
-  if (it == entity_to_id_.end()) return TransformHandle();
-  return TransformHandle(it->second, id_generation_[it->second]);
+absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
+                                             absl::Span<const Matrix4x4> locals,
+                                             absl::Span<const uint32_t> parents,
+                                             absl::Span<TransformHandle> out) {
+  const size_t n = entities.size();
+  if (n != locals.size() || n != out.size() || n != parents.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CreateBatch: span sizes differ (entities ", n, ", locals ", locals.size(),
+        ", parents ", parents.size(), ", out ", out.size(), ")"));
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (parents[k] != kNoBatchParent && parents[k] >= k) {
+      return absl::InvalidArgumentError(absl::StrCat("CreateBatch: parents[", k, "] is ",
+                                                     parents[k], ", not an earlier instance"));
+    }
+  }
+  if (options_.mode == Mode::kDeferred) {
+    // Link marks dirty and moves nodes: the general path.
+    STRATA_RETURN_IF_ERROR(CreateBatch(entities, locals, out));
+    for (size_t k = 0; k < n; ++k) {
+      if (parents[k] == kNoBatchParent) continue;
+      absl::Status s = Link(out[k], out[parents[k]]);
+      // Fresh nodes, parents first: no cycle, no stale handle.
+      ABSL_HARDENING_ASSERT(s.ok());
+      s.IgnoreError();
+    }
+    return absl::OkStatus();
+  }
+  std::vector<Entity> overflow;
+  STRATA_RETURN_IF_ERROR(ClaimEntities(entities, &overflow));
+  if (n > kMaxCapacity - size_) {
+    ReleaseClaims(entities);
+    return Full(n);
+  }
+  Grow(size_ + n);
+  // Immediate mode: no dirty range, so instance k lands at position first + k. Each
+  // chunk is written, then its worlds computed while it is still in cache (parents sit
+  // before children, in this chunk or an earlier one: UpdateRange's requirement).
+  const uint32_t first = static_cast<uint32_t>(size_);
+  constexpr size_t kChunk = 512;
+  const HierarchyView view = View();
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    const size_t end = std::min(n, begin + kChunk);
+    for (size_t k = begin; k < end; ++k) {
+      const uint32_t pos = first + static_cast<uint32_t>(k);
+      local_[pos] = locals[k];
+      entity_[pos] = entities[k];
+      parent_[pos] = kNone;
+      first_child_[pos] = kNone;
+      next_sibling_[pos] = kNone;
+      prev_sibling_[pos] = kNone;
+      idle_[pos] = 0;
+      const uint32_t id = AllocateId();
+      id_[pos] = id;
+      id_position_[id] = pos;
+      FillEntity(entities[k], id);
+      out[k] = TransformHandle(id, id_generation_[id]);
+      if (parents[k] != kNoBatchParent) Attach(pos, first + parents[k]);
+    }
+    size_ = first + end;
+    transform_internal::UpdateRange(view, first + static_cast<uint32_t>(begin),
+                                    first + static_cast<uint32_t>(end));
+  }
+  first_dirty_ = static_cast<uint32_t>(size_);
+  return absl::OkStatus();
 }
 
 TransformHandle TransformComponent::LinkOf(TransformHandle i,
@@ -346,7 +495,7 @@ void TransformComponent::DestroyAt(uint32_t pos) {
   }
   Swap(pos, static_cast<uint32_t>(size_ - 1));
   pos = static_cast<uint32_t>(size_ - 1);
-  entity_to_id_.erase(entity_[pos]);
+  EraseEntity(entity_[pos]);
   FreeId(id_[pos]);
   --size_;
 
@@ -367,9 +516,9 @@ absl::Status TransformComponent::Destroy(TransformHandle i) {
 }
 
 bool TransformComponent::DestroyEntity(Entity entity) {
-  auto it = entity_to_id_.find(entity);
-  if (it == entity_to_id_.end()) return false;
-  DestroyAt(id_position_[it->second]);
+  const uint32_t id = FindId(entity);
+  if (id == kNone) return false;
+  DestroyAt(id_position_[id]);
   return true;
 }
 
@@ -389,7 +538,9 @@ void TransformComponent::OnEntitiesDestroyed(absl::Span<const Entity> entities) 
 size_t TransformComponent::MemoryUsage() const {
   size_t bytes = 0;
   if (capacity_ > 0) bytes += LayoutFor(capacity_).bytes;
-  bytes += entity_to_id_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
+  bytes += entity_pages_.capacity() * sizeof(entity_pages_[0]) +
+           entity_pages_allocated_ * kEntityPageSize * sizeof(EntitySlot);
+  bytes += entity_overflow_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
   bytes += (scratch_positions_.capacity() + scratch_roots_.capacity() +
             scratch_path_.capacity() + scratch_splits_.capacity() +
             scratch_inner_.capacity()) *
@@ -404,8 +555,8 @@ absl::Status TransformComponent::CheckInvariants() const {
   if (options_.mode == Mode::kImmediate && first_dirty_ != size_) {
     return fail("immediate mode with a dirty range");
   }
-  if (entity_to_id_.size() != size_) {
-    return fail("entity map holds ", entity_to_id_.size(), " of ", size_);
+  if (entity_slots_used_ + entity_overflow_.size() != size_) {
+    return fail("entity map holds ", entity_slots_used_ + entity_overflow_.size(), " of ", size_);
   }
   const uint32_t n = static_cast<uint32_t>(size_);
   size_t parented = 0;
@@ -415,10 +566,7 @@ absl::Status TransformComponent::CheckInvariants() const {
     if (id >= id_limit_ || (id_generation_[id] & kFreeBit) || id_position_[id] != i) {
       return fail("position ", i, ": id table broken");
     }
-    auto it = entity_to_id_.find(entity_[i]);
-    if (it == entity_to_id_.end() || it->second != id) {
-      return fail("position ", i, ": entity map broken");
-    }
+    if (FindId(entity_[i]) != id) return fail("position ", i, ": entity map broken");
     const uint32_t p = parent_[i];
     if (p != kNone) {
       if (p >= n) return fail("position ", i, ": parent out of range");

@@ -187,8 +187,28 @@ class TransformComponent {
   absl::Status CreateBatch(absl::Span<const Entity> entities,
                            absl::Span<const Matrix4x4> locals, absl::Span<TransformHandle> out);
 
-  // Lookup: the transform of `entity`, or the invalid TransformHandle. O(1) (hash lookup).
-  TransformHandle Lookup(Entity entity) const;
+  // kNoBatchParent: parents[i] of an instance that CreateBatch leaves a root.
+  static constexpr uint32_t kNoBatchParent = 0xFFFFFFFFu;
+
+  // CreateBatch (with parents): as CreateBatch, then out[i] becomes a child of
+  // out[parents[i]] for every i with parents[i] != kNoBatchParent, as LinkBatch of those
+  // pairs in order of i would do (same links, same sibling order, same world matrices).
+  // A parent comes first: InvalidArgument, before the entity checks, if parents.size()
+  // differs from entities.size() or some parents[i] >= i; otherwise the errors of
+  // CreateBatch, all or nothing. O(n): in immediate mode the links are made as the
+  // instances are written and every world is computed once, in batch order (parents
+  // first), with no per-link update; in deferred mode it is CreateBatch then LinkBatch.
+  absl::Status CreateBatch(absl::Span<const Entity> entities,
+                           absl::Span<const Matrix4x4> locals,
+                           absl::Span<const uint32_t> parents, absl::Span<TransformHandle> out);
+
+  // Lookup: the transform of `entity`, or the invalid TransformHandle. O(1): one slot of
+  // a table indexed by Entity::index() (a hash lookup only for an entity whose slot
+  // holds another generation of its index, which only a disconnected component sees).
+  TransformHandle Lookup(Entity entity) const {
+    const uint32_t id = FindId(entity);
+    return id == kNone ? TransformHandle() : TransformHandle(id, id_generation_[id]);
+  }
 
   // IsValid: true if `i` was issued here and not destroyed since. O(1).
   bool IsValid(TransformHandle i) const {
@@ -308,6 +328,33 @@ class TransformComponent {
   static constexpr uint32_t kFreeBit = 0x80000000u;
 
   TransformHandle LinkOf(TransformHandle i, const uint32_t* column) const;
+
+  // The entity -> id table (see entity_pages_). FindId: `entity`'s id, kNone if it has
+  // no transform here. InsertEntity: records `entity` (which has none) with `id`;
+  // EraseEntity: forgets it (it has one).
+  uint32_t FindId(Entity entity) const {
+    const uint32_t page = entity.index() >> kEntityPageBits;
+    if (page < entity_pages_.size() && entity_pages_[page] != nullptr) [[likely]] {
+      const EntitySlot& slot = entity_pages_[page][entity.index() & (kEntityPageSize - 1)];
+      if (slot.generation == entity.generation() && slot.id_plus_one != 0) {
+        return slot.id_plus_one - 1;
+      }
+    }
+    return entity_overflow_.empty() ? kNone : FindOverflowId(entity);
+  }
+  uint32_t FindOverflowId(Entity entity) const;
+  void InsertEntity(Entity entity, uint32_t id);
+  void EraseEntity(Entity entity);
+  struct EntitySlot;
+  EntitySlot& EntitySlotAt(uint32_t index);  // allocates its page
+  // CreateBatch's checks, in order for each k: invalid, not alive, has a transform,
+  // repeated. Claims each checked entity's slot (kClaimed) so a repeat is seen, and
+  // lists in *overflow those whose slot holds another entity; on error releases every
+  // claim. Then FillEntity(entity, id) records each, claimed or overflowing.
+  absl::Status ClaimEntities(absl::Span<const Entity> entities,
+                             std::vector<Entity>* overflow);
+  void ReleaseClaims(absl::Span<const Entity> entities);
+  void FillEntity(Entity entity, uint32_t id);
   // Create's errors: NotFound for an entity not alive in the connected manager;
   // ResourceExhausted for `more` instances past kMaxCapacity.
   absl::Status NotAlive(absl::string_view context, Entity entity) const;
@@ -403,7 +450,26 @@ class TransformComponent {
   uint32_t* id_position_ = nullptr;    // per id: position, or next free id while free
   uint32_t* id_generation_ = nullptr;  // per id: generation | kFreeBit while free
 
-  absl::flat_hash_map<Entity, uint32_t> entity_to_id_;
+  // Entity -> id, by Entity::index(): pages of kEntityPageSize slots, allocated on first
+  // use (zeroed: free), each {generation, id + 1} (0: no transform). A bulk spawn writes
+  // consecutive slots, where a hash map scattered them over a table of 16+ bytes per
+  // entry. NOTE: the page directory has one pointer per 4096 indices up to the largest
+  // index seen (8 MB at index 2^32 - 2, only if such an entity gets a transform).
+  // An entity whose slot holds another generation of its index (a disconnected
+  // component given entities the slot's owner outlived) goes to entity_overflow_.
+  struct EntitySlot {
+    uint32_t generation;
+    uint32_t id_plus_one;
+  };
+  static constexpr uint32_t kEntityPageBits = 12;
+  static constexpr uint32_t kEntityPageSize = 1u << kEntityPageBits;
+  // CreateBatch's mark on a slot while it checks the batch (id_plus_one never reaches it:
+  // ids stay below kMaxCapacity).
+  static constexpr uint32_t kClaimed = 0xFFFFFFFFu;
+  std::vector<std::unique_ptr<EntitySlot[]>> entity_pages_;
+  size_t entity_pages_allocated_ = 0;
+  size_t entity_slots_used_ = 0;  // slots with a transform (not counting the overflow)
+  absl::flat_hash_map<Entity, uint32_t> entity_overflow_;
   uint32_t batch_epoch_ = 0;
   std::vector<uint32_t> scratch_positions_;
   std::vector<uint32_t> scratch_roots_;

@@ -64,31 +64,53 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
   }
   // NOTE: the view guarantees the data is 16-byte aligned and num_instances * 64 bytes,
   // so it is used in place as the Matrix4x4 array (an implicit-lifetime type).
-  const auto* locals = reinterpret_cast<const Matrix4x4*>(batch.data.data());
-  std::vector<Entity> owners(batch.num_instances);
-  for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
-  std::vector<TransformHandle> created(batch.num_instances);
-  STRATA_RETURN_IF_ERROR(transforms.CreateBatch(
-      owners, absl::MakeConstSpan(locals, batch.num_instances), absl::MakeSpan(created)));
-
-  // Resource entity -> its transform, to find each instance's nearest ancestor with one.
-  std::vector<TransformHandle> of_entity(batch.entities.size());
-  for (uint32_t i = 0; i < batch.num_instances; ++i) of_entity[batch.entity_index[i]] = created[i];
-  std::vector<TransformHandle> children;
-  std::vector<TransformHandle> parents;
-  for (uint32_t i = 0; i < batch.num_instances; ++i) {
+  const auto locals = absl::MakeConstSpan(reinterpret_cast<const Matrix4x4*>(batch.data.data()),
+                                          batch.num_instances);
+  const uint32_t n = batch.num_instances;
+  // Resource entity -> its instance, to find each instance's nearest ancestor with one.
+  constexpr uint32_t kNone = TransformComponent::kNoBatchParent;
+  std::vector<uint32_t> of_entity(batch.entities.size(), kNone);
+  // The compiler writes one instance per entity in entity order: then the owners are
+  // the spawned entities themselves, no copy needed.
+  bool identity = n == batch.entities.size();
+  for (uint32_t i = 0; i < n; ++i) {
+    of_entity[batch.entity_index[i]] = i;
+    identity &= batch.entity_index[i] == i;
+  }
+  std::vector<Entity> owner_copy;
+  if (!identity) {
+    owner_copy.resize(n);
+    for (uint32_t i = 0; i < n; ++i) owner_copy[i] = batch.entity(i);
+  }
+  const absl::Span<const Entity> owners =
+      identity ? batch.entities : absl::MakeConstSpan(owner_copy);
+  // parents[i]: the instance of i's nearest ancestor with a transform. Instances usually
+  // come in entity order, parents (parent_index[k] < k) before children: then one
+  // CreateBatch makes and links them all.
+  std::vector<uint32_t> parents(n, kNone);
+  bool parents_first = true;
+  for (uint32_t i = 0; i < n; ++i) {
     // parent_index[k] < k (validated), so this walk terminates.
     uint32_t ancestor = batch.parent_index[batch.entity_index[i]];
-    while (ancestor != kNoParent && !of_entity[ancestor].is_valid()) {
+    while (ancestor != kNoParent && of_entity[ancestor] == kNone) {
       ancestor = batch.parent_index[ancestor];
     }
     if (ancestor == kNoParent) continue;
-    children.push_back(created[i]);
-    parents.push_back(of_entity[ancestor]);
+    parents[i] = of_entity[ancestor];
+    parents_first &= parents[i] < i;
   }
-  // Instances come in entity order, parents before children, so each Link updates a
-  // subtree of one node: the whole batch is O(n).
-  return transforms.LinkBatch(children, parents);
+  std::vector<TransformHandle> created(n);
+  if (parents_first) return transforms.CreateBatch(owners, locals, parents, absl::MakeSpan(created));
+  // Instances out of entity order (a hand-made blob): create, then link pair by pair.
+  STRATA_RETURN_IF_ERROR(transforms.CreateBatch(owners, locals, absl::MakeSpan(created)));
+  std::vector<TransformHandle> children;
+  std::vector<TransformHandle> parent_handles;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (parents[i] == kNone) continue;
+    children.push_back(created[i]);
+    parent_handles.push_back(created[parents[i]]);
+  }
+  return transforms.LinkBatch(children, parent_handles);
 }
 
 absl::Status RegisterTransformCompiler(EntityCompiler& compiler, int spawn_order) {
