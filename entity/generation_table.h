@@ -188,6 +188,16 @@ class GenerationTable {
     if (ABSL_PREDICT_FALSE(ring_capacity_ - free_count_ < n)) GrowRing(free_count_ + n);
   }
   void GrowRing(size_t min_capacity);
+  // ReleaseBatch's loop, on values only and out of line: with the table's `this` live
+  // across it, the compiler spilled the queue mask to the stack (a load per handle).
+  struct ReleaseRunResult {
+    size_t done;    // handles released before the first bad one (n if none)
+    size_t pushed;  // of those, queued (the rest retired)
+  };
+  template <typename Handle>
+  ABSL_ATTRIBUTE_NOINLINE static ReleaseRunResult ReleaseRun(
+      const Handle* in, size_t n, uint32_t* words, size_t slot_count, uint32_t* ring,
+      size_t mask, size_t tail, uint32_t max_generation);
   // ReleaseBatch's failure path, out of line so the hot loop keeps its registers.
   template <typename Handle>
   ABSL_ATTRIBUTE_NOINLINE void UndoRelease(absl::Span<const Handle> handles, size_t failed);
@@ -244,25 +254,34 @@ bool GenerationTable::AcquireBatch(size_t n, Emit emit) {
 template <typename Handle>
 size_t GenerationTable::ReleaseBatch(absl::Span<const Handle> handles) {
   const size_t n = handles.size();
-  // One pass validates, frees and queues each handle. A repeat fails the check because
-  // its first occurrence already set the free bit. On failure the pass is undone (words
-  // restored; the queue's count was not yet raised), so nothing changes.
   // NOTE: the queue may grow even when the batch then fails; that is capacity only.
   ReserveFree(n);
-  uint32_t* const words = words_.data();
-  const size_t slot_count = words_.size();
-  uint32_t* const ring = ring_.get();
-  const size_t mask = ring_capacity_ - 1;
-  const size_t tail = head_ + free_count_;
-  const uint32_t max_generation = options_.max_generation;
+  const ReleaseRunResult run =
+      ReleaseRun(handles.data(), n, words_.data(), words_.size(), ring_.get(),
+                 ring_capacity_ - 1, head_ + free_count_, options_.max_generation);
+  if (ABSL_PREDICT_FALSE(run.done != n)) {
+    UndoRelease(handles, run.done);
+    return run.done;
+  }
+  free_count_ += run.pushed;
+  retired_count_ += n - run.pushed;
+  return n;
+}
+
+template <typename Handle>
+GenerationTable::ReleaseRunResult GenerationTable::ReleaseRun(
+    const Handle* in, size_t n, uint32_t* words, size_t slot_count, uint32_t* ring,
+    size_t mask, size_t tail, uint32_t max_generation) {
+  // One pass validates, frees and queues each handle. A repeat fails the check because
+  // its first occurrence already set the free bit. On failure the caller undoes the
+  // pass (words restored; the queue's count was not yet raised), so nothing changes.
   size_t pushed = 0;
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t index = handles[i].index();
-    const uint32_t generation = handles[i].generation();
+    const uint32_t index = in[i].index();
+    const uint32_t generation = in[i].generation();
     if (ABSL_PREDICT_FALSE(index >= slot_count || (generation & kFreeBit) != 0 ||
                            words[index] != generation)) {
-      UndoRelease(handles, i);
-      return i;
+      return {i, pushed};
     }
     // Branch-free Release(): the next generation is queued, or at max_generation the
     // slot keeps its generation, is not queued (the write lands past the queue's end,
@@ -272,9 +291,7 @@ size_t GenerationTable::ReleaseBatch(absl::Span<const Handle> handles) {
     ring[(tail + pushed) & mask] = index;
     pushed += reusable;
   }
-  free_count_ += pushed;
-  retired_count_ += n - pushed;
-  return n;
+  return {n, pushed};
 }
 
 template <typename Handle>
