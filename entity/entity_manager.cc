@@ -118,10 +118,11 @@ Entity EntityManager::Create() {
 }
 
 void EntityManager::CreateBatch(absl::Span<Entity> out) {
-  Entity* const dst = out.data();
+  // NOTE: through the Span, as before the table existed: with a raw pointer g++ 12
+  // packs each Entity in a vector register first, which measured slower.
   const bool acquired =
-      slots_.AcquireBatch(out.size(), [dst](size_t k, uint32_t index, uint32_t generation) {
-        dst[k] = Entity(index, generation);
+      slots_.AcquireBatch(out.size(), [out](size_t k, uint32_t index, uint32_t generation) {
+        out[k] = Entity(index, generation);
       });
   STRATA_CHECK(acquired, "EntityManager::CreateBatch: more than 2^32 - 2 slots in use or retired");
 }
