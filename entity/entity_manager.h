@@ -1,8 +1,9 @@
 // EntityManager: creates and destroys generational Entity handles.
 //
 // Each entity owns a slot index while alive. Destroying it bumps the slot's generation,
-// so every copy of the old handle becomes stale and is rejected. Freed slots go to the
-// back of a FIFO queue and are reused only while the queue holds more than
+// so every copy of the old handle becomes stale and is rejected. The slots are a
+// GenerationTable (entity/generation_table.h) and follow its policy: freed slots go to
+// the back of a FIFO queue and are reused only while the queue holds more than
 // `min_free_indices` entries, so a slot is reused rarely and its generation advances
 // slowly. A slot whose generation reaches `max_generation` is retired: never reissued.
 //
@@ -40,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "entity/entity.h"
+#include "entity/generation_table.h"
 
 namespace strata {
 
@@ -58,7 +60,7 @@ class EntityManager {
   };
 
   // kMaxGeneration: the largest max_generation, 2^31 - 1.
-  static constexpr uint32_t kMaxGeneration = 0x7FFFFFFFu;
+  static constexpr uint32_t kMaxGeneration = GenerationTable::kMaxGeneration;
 
   // DestroyListener: told of entities being destroyed, once per Destroy (a span of
   // one) or DestroyBatch (the whole batch). Called after the entities are released:
@@ -131,12 +133,9 @@ class EntityManager {
   void CreateBatch(absl::Span<Entity> out);
 
   // Alive: true if `e` was issued by this manager and not destroyed since. O(1).
-  // A handle with the top generation bit set is never issued (see kFreeBit), so a
-  // forged one cannot match a free slot.
-  bool Alive(Entity e) const {
-    return e.index() < slots_.size() && (e.generation() & kFreeBit) == 0 &&
-           slots_[e.index()] == e.generation();
-  }
+  // A handle with the top generation bit set is never issued, so a forged one cannot
+  // match a free slot.
+  bool Alive(Entity e) const { return slots_.Contains(e.index(), e.generation()); }
 
   // Destroy: destroys `e` and notifies the listeners. NotFound if `e` is invalid,
   // stale, already destroyed or was never issued; then nothing changes.
@@ -149,13 +148,13 @@ class EntityManager {
 
   // size: the number of live entities: every slot ever handed out is live, free or
   // retired.
-  size_t size() const { return slots_.size() - free_count_ - retired_count_; }
+  size_t size() const { return slots_.live(); }
   // slots_used: slots ever handed out, live or not (the largest index + 1).
   size_t slots_used() const { return slots_.size(); }
   // retired_slots: slots that reached max_generation and are never reissued.
-  size_t retired_slots() const { return retired_count_; }
+  size_t retired_slots() const { return slots_.retired_slots(); }
   // free_slots: slots waiting in the free queue.
-  size_t free_slots() const { return free_count_; }
+  size_t free_slots() const { return slots_.free_slots(); }
 
   // AddDestroyListener: registers `listener` (called after the ones registered
   // before) for as long as the returned Subscription lives and is not Reset().
@@ -168,15 +167,6 @@ class EntityManager {
   size_t MemoryUsage() const;
 
  private:
-  // NOTE: a slot is the generation of its live entity, with kFreeBit set while the
-  // slot is free or retired, so Alive() is one compare (handle generations never have
-  // the bit set).
-  static constexpr uint32_t kFreeBit = 0x80000000u;
-
-  // Makes room in the free ring for `n` more indices (capacity stays a power of two).
-  void ReserveFree(size_t n);
-  // Marks a validated slot free: bumps its generation, or retires it.
-  void Release(uint32_t index, uint32_t generation);
   void NotifyDestroyed(absl::Span<const Entity> entities);
   // Subscription's side: unregisters `id`, or points its entry at its moved owner.
   void RemoveListener(uint32_t id);
@@ -184,15 +174,11 @@ class EntityManager {
   // The manager an inactive Subscription reads: no slots, never destroyed.
   static const EntityManager& Empty();
 
-  Options options_;
-  std::vector<uint32_t> slots_;
-  // FIFO of free indices: a ring buffer, free_count_ entries from free_head_. Power-of-
-  // two capacity so positions wrap with a mask; pops never move memory.
-  std::unique_ptr<uint32_t[]> free_ring_;
-  size_t free_capacity_ = 0;
-  size_t free_head_ = 0;
-  size_t free_count_ = 0;
-  size_t retired_count_ = 0;
+  static GenerationTable::Options TableOptions(const Options& options);
+  // TableOptions, after aborting (every build mode) on options Validate rejects.
+  static GenerationTable::Options CheckedTableOptions(const Options& options);
+
+  GenerationTable slots_;
   struct Listener {
     uint32_t id;
     DestroyListener callback;

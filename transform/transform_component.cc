@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/base/macros.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,7 +44,7 @@ size_t AlignUp(size_t n) { return (n + kColumnAlignment - 1) & ~(kColumnAlignmen
 // block's size: the one description of the layout, for Reserve and MemoryUsage.
 struct ColumnLayout {
   size_t local, world, entity, parent, first_child, next_sibling, prev_sibling, id, mark,
-      idle, id_position, id_generation;
+      idle;
   size_t bytes;
 };
 
@@ -66,8 +67,6 @@ ColumnLayout LayoutFor(size_t capacity) {
   layout.id = column(slots * sizeof(uint32_t));
   layout.mark = column(slots * sizeof(uint32_t));
   layout.idle = column(slots * sizeof(uint8_t));
-  layout.id_position = column(capacity * sizeof(uint32_t));
-  layout.id_generation = column(capacity * sizeof(uint32_t));
   layout.bytes = offset;
   return layout;
 }
@@ -145,31 +144,38 @@ void TransformComponent::Grow(size_t min_capacity) {
   move_column(mark_, layout.mark, 0);
   std::memset(mark_, 0, slots * sizeof(uint32_t));  // marks of no epoch
   move_column(idle_, layout.idle, size_);
-  move_column(id_position_, layout.id_position, id_limit_);
-  move_column(id_generation_, layout.id_generation, id_limit_);
   buffer_ = std::move(buffer);
   capacity_ = new_capacity;
+  // Ids are reused before new ones are made (min_free_indices 0), so live ids stay
+  // below capacity_ and these never grow inside a batch.
+  ids_.Reserve(new_capacity);
+  if (id_position_.size() < new_capacity) id_position_.resize(new_capacity);
+}
+
+GenerationTable::Options TransformComponent::IdTableOptions() {
+  GenerationTable::Options options;
+  // Freed ids are reused first (oldest first), so the per-id columns stay as long as
+  // the most instances ever alive; the generation already makes old handles stale.
+  options.min_free_indices = 0;
+  return options;
 }
 
 uint32_t TransformComponent::AllocateId() {
-  if (free_id_head_ != kNone) {
-    const uint32_t id = free_id_head_;
-    free_id_head_ = id_position_[id];
-    id_generation_[id] &= ~kFreeBit;
-    return id;
-  }
-  // Live ids never outnumber positions, so id_limit_ <= capacity_.
-  const uint32_t id = id_limit_++;
-  id_generation_[id] = 0;
+  uint32_t id, generation;
+  // Fails only with every id below 2^32 - 2 live or retired (retired after 2^31
+  // destroys each), far past kMaxCapacity live instances.
+  const bool acquired = ids_.Acquire(&id, &generation);
+  STRATA_CHECK(acquired, "TransformComponent: every stable id is live or retired");
+  // Only retired ids (never reissued) can push an id past capacity_.
+  if (ABSL_PREDICT_FALSE(id >= id_position_.size())) id_position_.resize(size_t{id} + 1);
   return id;
 }
 
 void TransformComponent::FreeId(uint32_t id) {
   ++layout_version_;  // a prepared batch holding it must find it stale
-  // The generation advances (31 bits, wrapping) so every old handle is stale.
-  id_generation_[id] = ((id_generation_[id] + 1) & ~kFreeBit) | kFreeBit;
-  id_position_[id] = free_id_head_;
-  free_id_head_ = id;
+  // The generation advances so every old handle is stale; at the largest generation
+  // the id is retired instead of wrapping.
+  ids_.Release(id);
 }
 
 uint32_t TransformComponent::Append(Entity entity, const Matrix4x4& local) {
@@ -397,7 +403,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
       id_[pos] = id;
       id_position_[id] = pos;
       FillEntity(entities[k], id);
-      if (!out.empty()) out[k] = TransformHandle(id, id_generation_[id]);
+      if (!out.empty()) out[k] = TransformHandle(id, ids_.generation(id));
       if (parents[k] != kNoBatchParent) Attach(pos, first + parents[k]);
     }
     size_ = first + end;
@@ -531,6 +537,7 @@ void TransformComponent::OnEntitiesDestroyed(absl::Span<const Entity> entities) 
 size_t TransformComponent::MemoryUsage() const {
   size_t bytes = 0;
   if (capacity_ > 0) bytes += LayoutFor(capacity_).bytes;
+  bytes += ids_.MemoryUsage() + id_position_.capacity() * sizeof(uint32_t);
   bytes += entity_pages_.capacity() * sizeof(entity_pages_[0]) +
            entity_pages_allocated_ * kEntityPageSize * sizeof(EntitySlot);
   bytes += entity_overflow_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
@@ -556,7 +563,7 @@ absl::Status TransformComponent::CheckInvariants() const {
   size_t listed = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t id = id_[i];
-    if (id >= id_limit_ || (id_generation_[id] & kFreeBit) || id_position_[id] != i) {
+    if (!ids_.in_use(id) || id_position_[id] != i) {
       return fail("position ", i, ": id table broken");
     }
     if (FindId(entity_[i]) != id) return fail("position ", i, ": entity map broken");
@@ -590,12 +597,8 @@ absl::Status TransformComponent::CheckInvariants() const {
     if (x != kNone && state[x] == 1) return fail("position ", x, ": parent cycle");
     for (x = i; x != kNone && state[x] == 1; x = parent_[x]) state[x] = 2;
   }
-  uint32_t free_ids = 0;
-  for (uint32_t id = free_id_head_; id != kNone; id = id_position_[id]) {
-    if (id >= id_limit_ || !(id_generation_[id] & kFreeBit)) return fail("free id list broken");
-    if (++free_ids > id_limit_) return fail("free id list cycles");
-  }
-  if (free_ids + n != id_limit_) return fail("ids leak: ", free_ids, " free + ", n, " live");
+  if (ids_.live() != n) return fail("ids leak: ", ids_.live(), " ids live for ", n, " nodes");
+  if (id_position_.size() < ids_.size()) return fail("id position column too short");
   return absl::OkStatus();
 }
 

@@ -57,6 +57,7 @@
 #include "absl/types/span.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
+#include "entity/generation_table.h"
 #include "transform/matrix.h"
 
 namespace strata {
@@ -208,12 +209,12 @@ class TransformComponent {
   // holds another generation of its index, which only a disconnected component sees).
   TransformHandle Lookup(Entity entity) const {
     const uint32_t id = FindId(entity);
-    return id == kNone ? TransformHandle() : TransformHandle(id, id_generation_[id]);
+    return id == kNone ? TransformHandle() : TransformHandle(id, ids_.generation(id));
   }
 
   // IsValid: true if `i` was issued here and not destroyed since. O(1).
   bool IsValid(TransformHandle i) const {
-    return i.id_ < id_limit_ && id_generation_[i.id_] == i.generation_;
+    return ids_.Contains(i.id_, i.generation_);
   }
 
   // entity: the entity of `i`; the invalid Entity for an invalid instance. O(1).
@@ -325,8 +326,6 @@ class TransformComponent {
 
  private:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  // NOTE: set in id_generation_ while an id is free, so no issued handle matches.
-  static constexpr uint32_t kFreeBit = 0x80000000u;
 
   TransformHandle LinkOf(TransformHandle i, const uint32_t* column) const;
 
@@ -387,7 +386,7 @@ class TransformComponent {
   absl::Status Resolve(PreparedBatch& batch);
   uint32_t PositionOf(TransformHandle i) const { return id_position_[i.id_]; }
   TransformHandle HandleAt(uint32_t pos) const {
-    return TransformHandle(id_[pos], id_generation_[id_[pos]]);
+    return TransformHandle(id_[pos], ids_.generation(id_[pos]));
   }
   bool IsDirty(uint32_t pos) const { return pos >= first_dirty_; }
   // The columns the kernels of transform/internal/transform_kernels.h walk.
@@ -395,6 +394,8 @@ class TransformComponent {
 
   // Grows to at least min_capacity (<= kMaxCapacity, checked by the caller).
   void Grow(size_t min_capacity);
+  // The stable ids: a GenerationTable (its policy, with min_free_indices 0).
+  static GenerationTable::Options IdTableOptions();
   uint32_t AllocateId();
   void FreeId(uint32_t id);
   // Appends a root node at position size_ (capacity must allow size_ + 2: the node and
@@ -436,8 +437,6 @@ class TransformComponent {
   size_t size_ = 0;
   size_t capacity_ = 0;     // usable positions; the buffer has one more (the spare)
   uint32_t first_dirty_ = 0;  // == size_ in immediate mode
-  uint32_t id_limit_ = 0;   // ids ever issued: [0, id_limit_)
-  uint32_t free_id_head_ = kNone;
   // Deferred: the dirty range is in preorder with contiguous subtrees (set by
   // OrderDirtyRange, cleared by any Swap, Attach or Detach).
   bool dirty_range_preordered_ = false;
@@ -464,8 +463,8 @@ class TransformComponent {
   uint32_t* id_ = nullptr;             // position -> stable id
   uint32_t* mark_ = nullptr;           // SetLocalBatch scratch: epoch << 2 | flags
   uint8_t* idle_ = nullptr;            // deferred: updates since the last SetLocal
-  uint32_t* id_position_ = nullptr;    // per id: position, or next free id while free
-  uint32_t* id_generation_ = nullptr;  // per id: generation | kFreeBit while free
+  GenerationTable ids_{IdTableOptions()};  // per id: generation, free queue
+  std::vector<uint32_t> id_position_;      // per id: position while live
 
   // Entity -> id, by Entity::index(): pages of kEntityPageSize slots, allocated on first
   // use (zeroed: free), each {generation, id + 1} (0: no transform). A bulk spawn writes

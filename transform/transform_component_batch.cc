@@ -155,17 +155,20 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle>
     // The columns in locals: the stores to `out` could alias the members otherwise.
     const TransformHandle* in = instances.data();
     uint32_t* const out = scratch_positions_.data();
-    const uint32_t* const generation = id_generation_;
-    const uint32_t* const position = id_position_;
+    const uint32_t* const generation = ids_.words();
+    const uint32_t* const position = id_position_.data();
     const uint32_t* const parent = parent_;
-    const uint32_t id_limit = id_limit_;
+    const uint32_t id_limit = static_cast<uint32_t>(ids_.size());
     auto scan_range = [=](size_t begin, size_t end, BatchScan acc) {
       bool parented = false;
       bool increasing = true;
       int64_t last = acc.last;
       for (size_t k = begin; k < end; ++k) {
         const uint32_t id = in[k].id_;
-        if (id >= id_limit || generation[id] != in[k].generation_) {
+        // A free id's word has GenerationTable::kFreeBit set, which no issued handle
+        // has; a forged handle carrying it is refused by the second test.
+        if (id >= id_limit || generation[id] != in[k].generation_ ||
+            (in[k].generation_ & GenerationTable::kFreeBit) != 0) {
           acc.first_invalid = std::min(acc.first_invalid, k);
           continue;
         }

@@ -2,7 +2,10 @@
 // accepts only entities alive in the connected manager; sizes from configuration are
 // rejected with a Status.
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -143,6 +146,55 @@ TEST(TransformComponentLifetime, UnconnectedComponentAcceptsAnyValidEntity) {
   EXPECT_THAT(tc.Create(Entity(1000, 7), Matrix4x4::Identity()).status(), IsOk());
   EXPECT_THAT(tc.Create(Entity(), Matrix4x4::Identity()),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(TransformComponentIds, FreedIdsAreReusedOldestFirstAtTheNextGeneration) {
+  TransformComponent tc;
+  std::vector<TransformHandle> h;
+  for (uint32_t k = 0; k < 6; ++k) {
+    absl::StatusOr<TransformHandle> made = tc.Create(Entity(k, 0), Matrix4x4::Identity());
+    ASSERT_THAT(made.status(), IsOk());
+    h.push_back(*made);
+  }
+  // Freed in the order 4, 1, 3: handed out again in that order, each one generation on.
+  for (size_t k : {4, 1, 3}) ASSERT_THAT(tc.Destroy(h[k]), IsOk());
+  for (size_t k : {4, 1, 3}) {
+    absl::StatusOr<TransformHandle> again =
+        tc.Create(Entity(static_cast<uint32_t>(10 + k), 0), Matrix4x4::Identity());
+    ASSERT_THAT(again.status(), IsOk());
+    EXPECT_EQ(again->id(), h[k].id());
+    EXPECT_EQ(again->generation(), h[k].generation() + 1);
+    EXPECT_FALSE(tc.IsValid(h[k]));
+    EXPECT_TRUE(tc.IsValid(*again));
+  }
+  // No id is free now: the next one is new.
+  absl::StatusOr<TransformHandle> fresh = tc.Create(Entity(20, 0), Matrix4x4::Identity());
+  ASSERT_THAT(fresh.status(), IsOk());
+  EXPECT_EQ(fresh->id(), 6u);
+  EXPECT_EQ(fresh->generation(), 0u);
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST(TransformComponentIds, ForgedFreeMarkedGenerationIsRejected) {
+  TransformComponent tc;
+  absl::StatusOr<TransformHandle> a = tc.Create(Entity(1, 0), Matrix4x4::Identity());
+  absl::StatusOr<TransformHandle> b = tc.Create(Entity(2, 0), Matrix4x4::Identity());
+  ASSERT_THAT(a.status(), IsOk());
+  ASSERT_THAT(b.status(), IsOk());
+  ASSERT_THAT(tc.Destroy(*a), IsOk());
+  // A freed id's stored word is its next generation with the free bit set; a handle
+  // carrying exactly that word must not pass, alone or in a batch.
+  // Forged bytewise: only the component makes handles.
+  static_assert(std::is_trivially_copyable_v<TransformHandle> &&
+                sizeof(TransformHandle) == 2 * sizeof(uint32_t));
+  const uint32_t fields[2] = {a->id(), 1u | 0x80000000u};
+  TransformHandle forged;
+  std::memcpy(&forged, fields, sizeof(forged));
+  ASSERT_EQ(forged.id(), a->id());
+  ASSERT_EQ(forged.generation(), 1u | 0x80000000u);
+  EXPECT_FALSE(tc.IsValid(forged));
+  EXPECT_THAT(tc.SetLocalBatch({*b, forged}, {Matrix4x4::Identity(), Matrix4x4::Identity()}),
+              StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(TransformComponentSizes, ReserveGrowsOrRejectsAboveTheMaximum) {
