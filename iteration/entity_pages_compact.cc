@@ -1,0 +1,284 @@
+// EntityPages::Compact: the planning and the moves of a compaction (see
+// iteration/entity_pages.h). The design and the figures are in docs/notes/iteration.md.
+//
+// A pass: 1. group every occupied slot by its component set (its "signature"), a page
+// at a time: the slots of a page with the same set are found with a few mask ANDs
+// per set, not per slot. 2. Give each signature a range of whole pages, in signature
+// order: [start, start + count) plus padding to the page boundary. 3. An entity of a
+// signature already inside its range stays; the others (outsiders) are paired, in
+// slot order, with the free or foreign slots of their range (holes). 4. Execute the
+// pairs: into a free hole, a move; into a hole held by another entity, a swap (which
+// usually puts both at their targets: the pairing makes most cycles two long).
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/numeric/bits.h"
+#include "iteration/entity_pages.h"
+
+namespace strata {
+namespace {
+
+// A type's contribution to a signature. The first 64 types get one bit each, so the
+// signature is the exact set for stores of up to 64 types; later types mix in a
+// hash, where a collision would only merge two sets' ranges (the layout gets worse,
+// queries stay correct: they read the masks, not the signatures).
+uint64_t SignatureKey(ComponentId c) {
+  if (c < 64) return uint64_t{1} << c;
+  uint64_t z = uint64_t{c} * 0x9E3779B97F4A7C15ull;  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) | 1;
+}
+
+}  // namespace
+
+bool EntityPages::PlanCompaction() {
+  plan_.clear();
+  plan_cursor_ = 0;
+  layout_changed_ = false;
+  if (num_entities_ == 0) return false;
+
+  std::vector<uint64_t> keys(types_.size());
+  for (size_t c = 0; c < types_.size(); ++c) keys[c] = SignatureKey(static_cast<ComponentId>(c));
+  // Calls fn(signature, bits) for each group of slots of `page` with the same set.
+  auto for_each_group = [&](size_t page, auto&& fn) {
+    uint32_t remaining = occupied_[page];
+    while (remaining != 0) {
+      const uint32_t i = static_cast<uint32_t>(absl::countr_zero(remaining));
+      uint32_t same = remaining;
+      uint64_t signature = 0;
+      for (size_t c = 0; c < types_.size(); ++c) {
+        const uint32_t mask = types_[c].masks[page];
+        if ((mask >> i) & 1u) {
+          same &= mask;
+          signature ^= keys[c];
+        } else {
+          same &= ~mask;
+        }
+      }
+      fn(signature, same);
+      remaining &= ~same;
+    }
+  };
+
+  // 1. Signatures and their sizes.
+  absl::flat_hash_map<uint64_t, uint32_t> index_of;
+  std::vector<uint64_t> signatures;
+  std::vector<uint32_t> counts;
+  uint64_t last_signature = 0;
+  uint32_t last_index = 0;
+  bool have_last = false;
+  auto signature_index = [&](uint64_t signature) {
+    if (have_last && signature == last_signature) return last_index;
+    auto [it, inserted] = index_of.try_emplace(signature, static_cast<uint32_t>(signatures.size()));
+    if (inserted) {
+      signatures.push_back(signature);
+      counts.push_back(0);
+    }
+    have_last = true;
+    last_signature = signature;
+    last_index = it->second;
+    return last_index;
+  };
+  for (size_t page = 0; page < page_capacity_; ++page) {
+    if (occupied_[page] == 0) continue;
+    for_each_group(page, [&](uint64_t signature, uint32_t bits) {
+      counts[signature_index(signature)] += static_cast<uint32_t>(absl::popcount(bits));
+    });
+  }
+
+  // 2. Ranges of whole pages, in signature order.
+  const size_t num_signatures = signatures.size();
+  std::vector<uint32_t> order(num_signatures);
+  for (uint32_t s = 0; s < num_signatures; ++s) order[s] = s;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return signatures[a] < signatures[b]; });
+  std::vector<uint32_t> start(num_signatures);
+  // Per page of the target ranges: the signature owning it.
+  uint32_t next = 0;
+  for (const uint32_t s : order) {
+    start[s] = next;
+    next += (counts[s] + kEntityPageSize - 1) & ~(kEntityPageSize - 1);
+  }
+  plan_end_ = next;
+  std::vector<uint32_t> owner(plan_end_ >> kEntityPageShift);
+  for (const uint32_t s : order) {
+    const uint32_t first = start[s] >> kEntityPageShift;
+    const uint32_t last = (start[s] + counts[s] + kEntityPageSize - 1) >> kEntityPageShift;
+    for (uint32_t p = first; p < last; ++p) owner[p] = s;
+  }
+
+  // 3. Holes and outsiders per signature, in slot order.
+  std::vector<std::vector<uint32_t>> holes(num_signatures);
+  std::vector<std::vector<uint32_t>> outsiders(num_signatures);
+  const size_t scan_pages = std::max<size_t>(page_capacity_, owner.size());
+  for (size_t page = 0; page < scan_pages; ++page) {
+    const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+    uint32_t in_range = 0;  // the page's slots inside its owner's [start, start + count)
+    uint32_t home = 0;      // of those, the ones its owner's entities already hold
+    uint32_t s_owner = 0;
+    if (page < owner.size()) {
+      s_owner = owner[page];
+      const uint32_t end = start[s_owner] + counts[s_owner];
+      in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
+                                               : (uint32_t{1} << (end - base)) - 1;
+    }
+    if (page < page_capacity_ && occupied_[page] != 0) {
+      for_each_group(page, [&](uint64_t signature, uint32_t bits) {
+        const uint32_t s = index_of.find(signature)->second;
+        uint32_t away = bits;
+        if (page < owner.size() && s == s_owner) {
+          home = bits & in_range;
+          away = bits & ~in_range;
+        }
+        for (; away != 0; away &= away - 1) {
+          outsiders[s].push_back(base + static_cast<uint32_t>(absl::countr_zero(away)));
+        }
+      });
+    }
+    for (uint32_t gaps = in_range & ~home; gaps != 0; gaps &= gaps - 1) {
+      holes[s_owner].push_back(base + static_cast<uint32_t>(absl::countr_zero(gaps)));
+    }
+  }
+
+  // 4. The plan: the k-th outsider of a signature goes to its k-th hole.
+  size_t total = 0;
+  for (const std::vector<uint32_t>& o : outsiders) total += o.size();
+  plan_.reserve(total);
+  for (const uint32_t s : order) {
+    assert(holes[s].size() == outsiders[s].size());
+    for (size_t k = 0; k < outsiders[s].size(); ++k) {
+      const uint32_t from = outsiders[s][k];
+      const EntityPage* entity_page = entity_pages_[from >> kEntityPageShift];
+      const uint32_t bit = from & (kEntityPageSize - 1);
+      plan_.push_back({entity_page->index[bit], entity_page->generation[bit], holes[s][k]});
+    }
+  }
+  return !plan_.empty();
+}
+
+void EntityPages::MoveSlot(uint32_t from, uint32_t to) {
+  const uint32_t from_page = from >> kEntityPageShift;
+  const uint32_t from_bit = from & (kEntityPageSize - 1);
+  const uint32_t to_page = to >> kEntityPageShift;
+  const uint32_t to_bit = to & (kEntityPageSize - 1);
+  EntityPage* dst = EnsureEntityPage(to_page);  // may grow the tables: first
+  EntityPage* src = entity_pages_[from_page];
+  uint32_t remaining = src->count[from_bit];
+  for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
+    ComponentType& type = types_[c];
+    if (((type.masks[from_page] >> from_bit) & 1u) == 0) continue;
+    --remaining;
+    std::byte* data = EnsureDataPage(type, to_page);
+    if (type.size != 0) {
+      std::memcpy(data + size_t{to_bit} * type.size,
+                  type.data[from_page] + size_t{from_bit} * type.size, type.size);
+    }
+    type.masks[to_page] |= uint32_t{1} << to_bit;
+    type.masks[from_page] &= ~(uint32_t{1} << from_bit);
+  }
+  const uint32_t index = src->index[from_bit];
+  dst->index[to_bit] = index;
+  dst->generation[to_bit] = src->generation[from_bit];
+  dst->count[to_bit] = src->count[from_bit];
+  src->count[from_bit] = 0;
+  occupied_[to_page] |= uint32_t{1} << to_bit;
+  occupied_[from_page] &= ~(uint32_t{1} << from_bit);
+  slot_of_[index].slot = to;
+  MarkDirty(from_page);
+  PushFreeSlot(from);
+}
+
+void EntityPages::SwapSlots(uint32_t a, uint32_t b) {
+  const uint32_t a_page = a >> kEntityPageShift;
+  const uint32_t a_bit = a & (kEntityPageSize - 1);
+  const uint32_t b_page = b >> kEntityPageShift;
+  const uint32_t b_bit = b & (kEntityPageSize - 1);
+  EntityPage* ea = entity_pages_[a_page];
+  EntityPage* eb = entity_pages_[b_page];
+  uint32_t remaining = uint32_t{ea->count[a_bit]} + eb->count[b_bit];
+  for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
+    ComponentType& type = types_[c];
+    const bool in_a = ((type.masks[a_page] >> a_bit) & 1u) != 0;
+    const bool in_b = ((type.masks[b_page] >> b_bit) & 1u) != 0;
+    if (!in_a && !in_b) continue;
+    remaining -= uint32_t{in_a} + uint32_t{in_b};
+    std::byte* data_a = EnsureDataPage(type, a_page);
+    std::byte* data_b = EnsureDataPage(type, b_page);
+    if (type.size != 0) {
+      std::byte* pa = data_a + size_t{a_bit} * type.size;
+      std::byte* pb = data_b + size_t{b_bit} * type.size;
+      if (in_a && in_b) {
+        std::swap_ranges(pa, pa + type.size, pb);
+      } else if (in_a) {
+        std::memcpy(pb, pa, type.size);
+      } else {
+        std::memcpy(pa, pb, type.size);
+      }
+    }
+    if (in_a != in_b) {
+      type.masks[a_page] ^= uint32_t{1} << a_bit;
+      type.masks[b_page] ^= uint32_t{1} << b_bit;
+    }
+  }
+  std::swap(ea->index[a_bit], eb->index[b_bit]);
+  std::swap(ea->generation[a_bit], eb->generation[b_bit]);
+  std::swap(ea->count[a_bit], eb->count[b_bit]);
+  slot_of_[ea->index[a_bit]].slot = a;
+  slot_of_[eb->index[b_bit]].slot = b;
+  // Either page may have lost its last entity with some component.
+  MarkDirty(a_page);
+  MarkDirty(b_page);
+}
+
+size_t EntityPages::Compact(size_t budget) {
+  if (budget == 0) return 0;
+  if (plan_cursor_ >= plan_.size()) {
+    if (!layout_changed_) return 0;  // compact since the last pass: nothing to plan
+    if (!PlanCompaction()) return 0;
+  }
+  size_t moves = 0;
+  while (plan_cursor_ < plan_.size() && moves < budget) {
+    const PlannedMove& move = plan_[plan_cursor_];
+    const SlotEntry entry = slot_of_[move.index];
+    // Deleted or reissued since the plan, or already placed by an earlier swap.
+    if (entry.generation != move.generation || entry.slot == kNoSlot ||
+        entry.slot == move.target) {
+      ++plan_cursor_;
+      continue;
+    }
+    const uint32_t target_page = move.target >> kEntityPageShift;
+    const bool taken =
+        target_page < page_capacity_ &&
+        ((occupied_[target_page] >> (move.target & (kEntityPageSize - 1))) & 1u) != 0;
+    if (!taken) {
+      MoveSlot(entry.slot, move.target);
+      ++moves;
+      ++plan_cursor_;
+    } else if (budget - moves >= 2) {
+      SwapSlots(entry.slot, move.target);
+      moves += 2;
+      ++plan_cursor_;
+    } else {
+      // One move left: move the target's occupant out of the way, past the target
+      // ranges; this entity takes its target on the next call.
+      MoveSlot(move.target, FindFreeSlotFrom(plan_end_));
+      ++moves;
+    }
+  }
+  if (plan_cursor_ >= plan_.size()) {
+    plan_ = std::vector<PlannedMove>();
+    plan_cursor_ = 0;
+  }
+  if (moves != 0) {
+    ++epoch_;
+    ReleaseEmptyPages();
+  }
+  return moves;
+}
+
+}  // namespace strata
