@@ -363,8 +363,20 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
       }
       return error;
     }
-    // Alive implies index < slots_used(), so the table covers it.
-    slot_of_[e.index()] = {AllocateSlot(e.index()), e.generation()};
+    // Alive implies index < slots_used(), so the table covers it. The entity's own
+    // slot is free unless a compaction moved someone there: take it inline.
+    const uint32_t own_page = e.index() >> kEntityPageShift;
+    const uint32_t own_flag = uint32_t{1} << (e.index() & (kEntityPageSize - 1));
+    uint32_t slot;
+    if (ABSL_PREDICT_TRUE(own_page < page_capacity_ &&
+                          (occupied_[own_page] & own_flag) == 0)) {
+      occupied_[own_page] |= own_flag;
+      ++num_entities_;
+      slot = e.index();
+    } else {
+      slot = AllocateSlot(e.index());
+    }
+    slot_of_[e.index()] = {slot, e.generation()};
   }
   layout_changed_ = true;
 
