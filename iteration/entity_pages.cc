@@ -346,7 +346,16 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
 
   // Validate and take slots first, so that nothing after can fail: a failure gives
   // back the slots taken and leaves the store as it was (no page allocated yet).
-  // A duplicate in the batch finds its own slot already taken.
+  // A duplicate in the batch finds its own slot already taken. The same pass cuts
+  // the batch into runs of entities whose slots share a page (a batch of consecutive
+  // indices in a never-compacted store has runs of 32): the passes below walk runs.
+  struct Run {
+    uint32_t page;
+    size_t begin, end;  // entities[begin, end)
+    bool own_slots;     // every entity of the run is at its own index's slot
+  };
+  std::vector<Run> runs;
+  runs.reserve(entities.size() / kEntityPageSize + 1);
   GrowSlotTable(manager_->slots_used());
   for (size_t k = 0; k < entities.size(); ++k) {
     const Entity e = entities[k];
@@ -377,28 +386,17 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
       slot = AllocateSlot(e.index());
     }
     slot_of_[e.index()] = {slot, e.generation()};
+    const uint32_t page = slot >> kEntityPageShift;
+    const bool own = slot == e.index();
+    if (!runs.empty() && runs.back().page == page) {
+      runs.back().end = k + 1;
+      runs.back().own_slots &= own;
+    } else {
+      runs.push_back({page, k, k + 1, own});
+    }
   }
   layout_changed_ = true;
 
-  // The batch as runs of entities whose slots share a page (a batch of consecutive
-  // indices in a never-compacted store has runs of 32), found once: the passes below
-  // walk runs, not entities.
-  struct Run {
-    uint32_t page;
-    size_t begin, end;  // entities[begin, end)
-  };
-  std::vector<Run> runs;
-  runs.reserve(entities.size() / kEntityPageSize + 1);
-  for (size_t i = 0; i < entities.size();) {
-    const uint32_t page = slot_of_[entities[i].index()].slot >> kEntityPageShift;
-    size_t end = i + 1;
-    while (end < entities.size() &&
-           (slot_of_[entities[end].index()].slot >> kEntityPageShift) == page) {
-      ++end;
-    }
-    runs.push_back({page, i, end});
-    i = end;
-  }
   // Allocate first, one kind of page at a time, so that each component's pages of the
   // batch are allocated one after the other and sit together in memory. (Allocating
   // a page's Position, Velocity and entity pages together interleaves them, and a later
@@ -420,7 +418,9 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
     const size_t n = run.end - run.begin;  // <= 32: the run's slots are distinct
     for (size_t k = 0; k < n; ++k) {
       const Entity e = entities[run.begin + k];
-      const uint32_t bit = slot_of_[e.index()].slot & (kEntityPageSize - 1);
+      // The slot table is read again only for runs not at their own slots.
+      const uint32_t bit =
+          (run.own_slots ? e.index() : slot_of_[e.index()].slot) & (kEntityPageSize - 1);
       entity_page->index[bit] = e.index();
       entity_page->generation[bit] = e.generation();
       entity_page->count[bit] = num_components;

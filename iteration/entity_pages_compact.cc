@@ -6,9 +6,10 @@
 // per set, not per slot. 2. Give each signature a range of whole pages, in signature
 // order: [start, start + count) plus padding to the page boundary. 3. An entity of a
 // signature already inside its range stays; the others (outsiders) are paired, in
-// slot order, with the free or foreign slots of their range (holes). 4. Execute the
-// pairs: into a free hole, a move; into a hole held by another entity, a swap (which
-// usually puts both at their targets: the pairing makes most cycles two long).
+// slot order, with the free or foreign slots of their range (holes), after pairing
+// first the outsiders that can trade places (one of set s in r's range with one of r
+// in s's range). 4. Execute: into a free hole, a move; into a hole held by another
+// entity, a swap (for the traded pairs it places both).
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -112,9 +113,15 @@ bool EntityPages::PlanCompaction() {
     for (uint32_t p = first; p < last; ++p) owner[p] = s;
   }
 
-  // 3. Holes and outsiders per signature, in slot order.
+  // 3. Holes and outsiders per signature, in slot order. An outsider also records
+  // whose range it sits in (kNone: padding or past the ranges).
+  constexpr uint32_t kNone = ~uint32_t{0};
+  struct Outsider {
+    uint32_t slot;
+    uint32_t range;
+  };
   std::vector<std::vector<uint32_t>> holes(num_signatures);
-  std::vector<std::vector<uint32_t>> outsiders(num_signatures);
+  std::vector<std::vector<Outsider>> outsiders(num_signatures);
   const size_t scan_pages = std::max<size_t>(page_capacity_, owner.size());
   for (size_t page = 0; page < scan_pages; ++page) {
     const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
@@ -130,13 +137,13 @@ bool EntityPages::PlanCompaction() {
     if (page < page_capacity_ && occupied_[page] != 0) {
       for_each_group(page, [&](uint64_t signature, uint32_t bits) {
         const uint32_t s = index_of.find(signature)->second;
-        uint32_t away = bits;
         if (page < owner.size() && s == s_owner) {
           home = bits & in_range;
-          away = bits & ~in_range;
+          bits &= ~in_range;
         }
-        for (; away != 0; away &= away - 1) {
-          outsiders[s].push_back(base + static_cast<uint32_t>(absl::countr_zero(away)));
+        for (; bits != 0; bits &= bits - 1) {
+          const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
+          outsiders[s].push_back({base + bit, ((in_range >> bit) & 1u) ? s_owner : kNone});
         }
       });
     }
@@ -145,17 +152,54 @@ bool EntityPages::PlanCompaction() {
     }
   }
 
-  // 4. The plan: the k-th outsider of a signature goes to its k-th hole.
+  // 4. The plan. First swaps: an entity of set s in set r's range and one of set r in
+  // s's range trade places (one swap places both). Then every other outsider of a set
+  // goes to the next of its range's holes not taken by a swap, in slot order.
+  const size_t slot_words = (scan_pages * kEntityPageSize + 63) / 64;
+  std::vector<uint64_t> planned(slot_words, 0);  // slots already a source or target
+  auto mark = [&](uint32_t slot) { planned[slot >> 6] |= uint64_t{1} << (slot & 63); };
+  auto is_marked = [&](uint32_t slot) {
+    return ((planned[slot >> 6] >> (slot & 63)) & 1u) != 0;
+  };
+  auto push = [&](uint32_t from, uint32_t to) {
+    const EntityPage* entity_page = entity_pages_[from >> kEntityPageShift];
+    const uint32_t bit = from & (kEntityPageSize - 1);
+    plan_.push_back({entity_page->index[bit], entity_page->generation[bit], to});
+  };
   size_t total = 0;
-  for (const std::vector<uint32_t>& o : outsiders) total += o.size();
+  for (const std::vector<Outsider>& o : outsiders) total += o.size();
   plan_.reserve(total);
+  // Per (set, range) the outsiders, for the swaps.
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> by_range;
+  for (uint32_t s = 0; s < num_signatures; ++s) {
+    for (const Outsider& o : outsiders[s]) {
+      if (o.range != kNone) by_range[uint64_t{s} << 32 | o.range].push_back(o.slot);
+    }
+  }
   for (const uint32_t s : order) {
-    assert(holes[s].size() == outsiders[s].size());
-    for (size_t k = 0; k < outsiders[s].size(); ++k) {
-      const uint32_t from = outsiders[s][k];
-      const EntityPage* entity_page = entity_pages_[from >> kEntityPageShift];
-      const uint32_t bit = from & (kEntityPageSize - 1);
-      plan_.push_back({entity_page->index[bit], entity_page->generation[bit], holes[s][k]});
+    for (const uint32_t r : order) {
+      if (r <= s) continue;
+      auto a = by_range.find(uint64_t{s} << 32 | r);
+      auto b = by_range.find(uint64_t{r} << 32 | s);
+      if (a == by_range.end() || b == by_range.end()) continue;
+      const size_t pairs = std::min(a->second.size(), b->second.size());
+      for (size_t k = 0; k < pairs; ++k) {
+        const uint32_t x = a->second[k];
+        const uint32_t y = b->second[k];
+        push(x, y);
+        push(y, x);
+        mark(x);
+        mark(y);
+      }
+    }
+  }
+  for (const uint32_t s : order) {
+    size_t next_hole = 0;
+    for (const Outsider& o : outsiders[s]) {
+      if (is_marked(o.slot)) continue;  // swapped above
+      while (next_hole < holes[s].size() && is_marked(holes[s][next_hole])) ++next_hole;
+      assert(next_hole < holes[s].size());
+      push(o.slot, holes[s][next_hole++]);
     }
   }
   return !plan_.empty();
