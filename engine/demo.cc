@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -25,6 +26,7 @@
 #include "oneapi/tbb/global_control.h"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
+#include "resource/tool_io.h"
 #include "transform/transform_component.h"
 
 namespace strata {
@@ -105,7 +107,7 @@ absl::Status CheckOptions(const DemoOptions& o) {
 }
 
 // Every live entity of the world: the level's survivors and every spark.
-std::vector<Entity> LiveEntities(World& world, const std::vector<Entity>& level) {
+std::vector<Entity> LiveEntities(DemoWorld& world, const std::vector<Entity>& level) {
   std::vector<Entity> live;
   for (Entity e : level) {
     if (world.entities().Alive(e)) live.push_back(e);
@@ -123,7 +125,7 @@ std::vector<Entity> LiveEntities(World& world, const std::vector<Entity>& level)
 }
 
 // Destroys everything and checks that every subsystem is back to empty.
-void Teardown(World& world, const std::vector<Entity>& level, DemoReport* report) {
+void Teardown(DemoWorld& world, const std::vector<Entity>& level, DemoReport* report) {
   const std::vector<Entity> live = LiveEntities(world, level);
   std::vector<std::string> problems;
   if (live.size() != world.entities().size()) {
@@ -167,27 +169,41 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   }
   const bool parallel = options.threads > 1;
 
-  // Compile.
-  STRATA_ASSIGN_OR_RETURN(const std::string json, ReadLevel(options.level_path));
-  report.level_json_bytes = json.size();
-  EntityCompiler compiler;
-  STRATA_RETURN_IF_ERROR(World::RegisterCompilers(compiler));
+  // Load: level JSON is compiled; a resource blob (it starts with the format's magic)
+  // is used as it is.
+  STRATA_ASSIGN_OR_RETURN(const std::string text, ReadLevel(options.level_path));
+  std::vector<std::byte> blob;
   Clock::time_point start = Clock::now();
-  absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(json, {});
-  report.compile_ms = MillisecondsSince(start);
-  if (!compiled.ok()) {
-    return absl::Status(compiled.status().code(),
-                        absl::StrCat("level '", options.level_path, "': ",
-                                     compiled.status().message()));
+  if (absl::StartsWith(text, absl::string_view(entity_resource_layout::kMagic, 4))) {
+    report.level_is_blob = true;
+    const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
+    blob.assign(bytes, bytes + text.size());
+  } else {
+    report.level_json_bytes = text.size();
+    EntityCompiler compiler;
+    STRATA_RETURN_IF_ERROR(SampleRegistry().RegisterCompilers(compiler));
+    absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(text, {});
+    report.compile_ms = MillisecondsSince(start);
+    if (!compiled.ok()) {
+      return absl::Status(compiled.status().code(),
+                          absl::StrCat("level '", options.level_path, "': ",
+                                       compiled.status().message()));
+    }
+    blob = std::move(compiled->blob);
   }
-  report.blob_bytes = compiled->blob.size();
-  STRATA_ASSIGN_OR_RETURN(const EntityResourceView view,
-                          EntityResourceView::Create(compiled->blob));
+  report.blob_bytes = blob.size();
+  absl::StatusOr<EntityResourceView> loaded = EntityResourceView::Create(blob);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(), absl::StrCat("level '", options.level_path, "': ",
+                                                             loaded.status().message()));
+  }
+  const EntityResourceView view = *loaded;
   report.level_entities = view.num_entities();
   report.level_component_types = view.num_component_types();
 
   // Spawn.
-  World world;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DemoWorld> demo_world, DemoWorld::Create());
+  DemoWorld& world = *demo_world;
   SpawnStats stats;
   start = Clock::now();
   STRATA_ASSIGN_OR_RETURN(const std::vector<Entity> level, world.Spawn(view, &stats));
@@ -289,8 +305,16 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   report.memory_entity_index = memory.entity_index;
   report.memory_index_prototypes = world.index().RegistryMemoryUsage();
   report.memory_pages = memory.pages;
-  report.memory_render_data = memory.render_data;
+  report.memory_components = memory.components;
   report.num_prototypes = world.index().num_prototypes();
+  if (!options.save_path.empty()) {
+    start = Clock::now();
+    absl::StatusOr<std::vector<std::byte>> saved = world.world().SaveAll();
+    report.save_ms = MillisecondsSince(start);
+    if (!saved.ok()) return saved.status();
+    report.saved_bytes = saved->size();
+    STRATA_RETURN_IF_ERROR(WriteToolFileAtomically(options.save_path, *saved, {options.level_path}));
+  }
   Teardown(world, level, &report);
   report.run_seconds = MillisecondsSince(run_start) / 1000.0;
   return report;
@@ -301,13 +325,22 @@ std::string FormatReport(const DemoReport& r) {
   const DemoOptions& o = r.options;
   out << "Strata demo report\n";
   out << absl::StrFormat("  machine: %s; threads %d\n", r.machine, o.threads);
-  out << absl::StrFormat("  level: %s (%zu bytes of JSON)\n", o.level_path, r.level_json_bytes);
-  out << absl::StrFormat(
-      "  compile: %.2f ms -> blob of %zu bytes (%u entities, %u component types)\n",
-      r.compile_ms, r.blob_bytes, r.level_entities, r.level_component_types);
+  if (r.level_is_blob) {
+    out << absl::StrFormat("  level: %s (a resource blob of %zu bytes, %u entities, %u sections)\n",
+                           o.level_path, r.blob_bytes, r.level_entities, r.level_component_types);
+  } else {
+    out << absl::StrFormat("  level: %s (%zu bytes of JSON)\n", o.level_path, r.level_json_bytes);
+    out << absl::StrFormat(
+        "  compile: %.2f ms -> blob of %zu bytes (%u entities, %u sections)\n",
+        r.compile_ms, r.blob_bytes, r.level_entities, r.level_component_types);
+  }
   out << absl::StrFormat("  spawn: %.3f ms for %u entities and %u components (%.1f ns per entity)\n",
                          r.spawn_ms, r.level_entities, r.instances_spawned,
                          r.level_entities == 0 ? 0.0 : r.spawn_ms * 1e6 / r.level_entities);
+  if (!o.save_path.empty()) {
+    out << absl::StrFormat("  save: %.3f ms -> %s (%zu bytes, %.2fx the spawn time)\n", r.save_ms,
+                           o.save_path, r.saved_bytes, r.spawn_ms > 0 ? r.save_ms / r.spawn_ms : 0.0);
+  }
   out << absl::StrFormat(
       "  frames: %d x %.4f s, %d sparks per frame; %zu roots animated (%zu transform nodes)\n",
       o.frames, o.dt, o.sparks_per_frame, r.animated_roots, r.animated_nodes);
@@ -324,7 +357,7 @@ std::string FormatReport(const DemoReport& r) {
   out << absl::StrFormat("  Fog density (set by name every frame): %.4f at the end\n",
                          r.fog_density_last);
   const size_t total = r.memory_entity_manager + r.memory_transforms + r.memory_entity_index +
-                       r.memory_pages + r.memory_render_data;
+                       r.memory_pages + r.memory_components;
   out << "  memory at the peak entity count (KiB):\n";
   out << absl::StrFormat("    entity manager %10.1f\n", r.memory_entity_manager / 1024.0);
   out << absl::StrFormat("    transforms     %10.1f\n", r.memory_transforms / 1024.0);
@@ -332,7 +365,7 @@ std::string FormatReport(const DemoReport& r) {
                          r.memory_entity_index / 1024.0, r.memory_index_prototypes / 1024.0,
                          r.num_prototypes);
   out << absl::StrFormat("    entity pages   %10.1f\n", r.memory_pages / 1024.0);
-  out << absl::StrFormat("    render data    %10.1f\n", r.memory_render_data / 1024.0);
+  out << absl::StrFormat("    other stores   %10.1f\n", r.memory_components / 1024.0);
   out << absl::StrFormat("    total          %10.1f\n", total / 1024.0);
   out << absl::StrFormat("  teardown: %s (%s)\n", r.teardown_clean ? "clean" : "NOT CLEAN",
                          r.teardown_detail);
@@ -354,6 +387,8 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                 {"blob_bytes", r.blob_bytes},
                 {"compile_ms", r.compile_ms},
                 {"spawn_ms", r.spawn_ms},
+                {"save_ms", r.save_ms},
+                {"saved_bytes", r.saved_bytes},
                 {"instances_spawned", r.instances_spawned}};
   nlohmann::json systems = nlohmann::json::array();
   for (const SystemTiming& t : r.systems) {
@@ -378,7 +413,7 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                                {"entity_index", r.memory_entity_index},
                                {"entity_index_prototypes", r.memory_index_prototypes},
                                {"entity_pages", r.memory_pages},
-                               {"render_data", r.memory_render_data}};
+                               {"components", r.memory_components}};
   j["num_prototypes"] = r.num_prototypes;
   j["teardown"] = {{"clean", r.teardown_clean}, {"detail", r.teardown_detail}};
   j["run_seconds"] = r.run_seconds;

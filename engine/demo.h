@@ -33,7 +33,11 @@
 namespace strata {
 
 struct DemoOptions {
+  // level_path: level JSON (compiled first) or a resource blob (spawned as it is).
   std::string level_path;
+  // save_path: if set, the world is saved there (a resource blob) at the end of the
+  // run, before the teardown.
+  std::string save_path;
   int frames = 600;
   int sparks_per_frame = 2000;
   // threads: 1 runs every system on the calling thread; more lets the spark systems
@@ -58,12 +62,15 @@ struct DemoReport {
   DemoOptions options;
   std::string machine;  // CPU model name, when /proc/cpuinfo says
   // Level.
-  size_t level_json_bytes = 0;
+  size_t level_json_bytes = 0;  // 0 for a blob
+  bool level_is_blob = false;
   uint32_t level_entities = 0;
   uint32_t level_component_types = 0;
   size_t blob_bytes = 0;
   double compile_ms = 0;
   double spawn_ms = 0;
+  double save_ms = 0;      // with save_path
+  size_t saved_bytes = 0;
   uint32_t instances_spawned = 0;
   // Frames.
   std::vector<SystemTiming> systems;  // in frame order, then "frame" (the sum)
@@ -83,7 +90,7 @@ struct DemoReport {
   size_t memory_entity_index = 0;
   size_t memory_index_prototypes = 0;
   size_t memory_pages = 0;
-  size_t memory_render_data = 0;
+  size_t memory_components = 0;  // stores with their own data (render_data)
   size_t num_prototypes = 0;
   // Teardown: after destroying everything, did every subsystem return to empty?
   bool teardown_clean = false;

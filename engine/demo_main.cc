@@ -23,9 +23,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/demo.h"
+#include "resource/tool_io.h"
 
 ABSL_FLAG(std::string, level, "",
-          "level JSON to compile and spawn (default: engine/levels/default.json)");
+          "level JSON to compile and spawn, or a resource blob to spawn "
+          "(default: engine/levels/default.json)");
+ABSL_FLAG(std::string, save, "", "save the world to this resource blob at the end of the run");
 ABSL_FLAG(int, frames, 600, "frames to simulate");
 ABSL_FLAG(int, sparks_per_frame, 2000, "sparks emitted per frame");
 ABSL_FLAG(int, threads, 1, "worker threads for the spark page queries (1 = serial)");
@@ -39,13 +42,6 @@ bool Exists(const std::string& path) { return std::ifstream(path).good(); }
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? std::string() : std::string(value);
-}
-
-// A user-given path: relative to where `bazel run` was invoked, if it was.
-std::string UserPath(const std::string& path) {
-  const std::string cwd = Env("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd.empty()) return path;
-  return absl::StrCat(cwd, "/", path);
 }
 
 std::string DefaultLevel(const char* argv0, std::vector<std::string>* tried) {
@@ -87,8 +83,11 @@ int main(int argc, char** argv) {
   options.sparks_per_frame = absl::GetFlag(FLAGS_sparks_per_frame);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.progress_every = absl::GetFlag(FLAGS_progress_every);
+  if (const std::string save = absl::GetFlag(FLAGS_save); !save.empty()) {
+    options.save_path = strata::ResolveToolPath(save);
+  }
   if (const std::string level = absl::GetFlag(FLAGS_level); !level.empty()) {
-    options.level_path = UserPath(level);
+    options.level_path = strata::ResolveToolPath(level);
   } else {
     std::vector<std::string> tried;
     options.level_path = DefaultLevel(argv[0], &tried);
@@ -105,14 +104,14 @@ int main(int argc, char** argv) {
   }
   std::cout << strata::FormatReport(*report);
   if (const std::string path = absl::GetFlag(FLAGS_report_json); !path.empty()) {
-    std::ofstream out(UserPath(path));
+    std::ofstream out(strata::ResolveToolPath(path));
     out << strata::ReportToJson(*report).dump(2) << "\n";
     out.close();
     if (!out) {
-      std::cerr << "demo: cannot write the JSON report to '" << UserPath(path) << "'\n";
+      std::cerr << "demo: cannot write the JSON report to '" << strata::ResolveToolPath(path) << "'\n";
       return 1;
     }
-    std::cout << "  JSON report: " << UserPath(path) << "\n";
+    std::cout << "  JSON report: " << strata::ResolveToolPath(path) << "\n";
   }
   return report->teardown_clean ? 0 : 1;
 }

@@ -35,7 +35,8 @@ TEST(Demo, ShortRunReportsEverySystemAndTearsDownClean) {
   std::ostringstream progress;
   STRATA_ASSERT_OK_AND_ASSIGN(DemoReport report, RunDemo(Short(), &progress));
   EXPECT_EQ(report.level_entities, 4039u);
-  EXPECT_EQ(report.level_component_types, 5u);
+  // Five component types plus the entity names, instance names and layouts sections.
+  EXPECT_EQ(report.level_component_types, 8u);
   EXPECT_GT(report.blob_bytes, 0u);
   EXPECT_EQ(report.sparks_emitted, 5u * 300u);
   ASSERT_EQ(report.systems.size(), 9u);

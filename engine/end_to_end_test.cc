@@ -58,13 +58,13 @@ void CountEntities(const nlohmann::json& entities, LevelCounts* counts) {
   }
 }
 
-size_t Count(World& world, Filter filter) { return CountMatches(world.pages(), filter); }
+size_t Count(DemoWorld& world, Filter filter) { return CountMatches(world.pages(), filter); }
 
 // The body of the test, in its own function so every local is gone before the final
 // allocation check.
 void RunLevel(const std::string& json, const LevelCounts& expected, bool deferred) {
   EntityCompiler compiler;
-  ASSERT_THAT(World::RegisterCompilers(compiler), IsOk());
+  ASSERT_THAT(SampleRegistry().RegisterCompilers(compiler), IsOk());
   absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(json, {});
   ASSERT_THAT(compiled.status(), IsOk());
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled->blob));
@@ -72,7 +72,9 @@ void RunLevel(const std::string& json, const LevelCounts& expected, bool deferre
 
   World::Options options;
   options.deferred_transforms = deferred;
-  World world(options);
+  auto demo_world = DemoWorld::Create(options);
+  ASSERT_TRUE(demo_world.ok());
+  DemoWorld& world = **demo_world;
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> level, world.Spawn(view));
   world.UpdateTransforms();
 
@@ -140,7 +142,7 @@ void RunLevel(const std::string& json, const LevelCounts& expected, bool deferre
   size_t visible = 0;  // the naive draw list: every sprite checked one by one
   ForEachMatch(
       world.pages(), sprites,
-      [&visible](const Sprite& s) { visible += (s.color[3] >= 1.0f / 255.0f && s.size > 0.0f); },
+      [&visible](const Sprite& s) { visible += (s.color.w >= 1.0f / 255.0f && s.size > 0.0f); },
       world.sprites().component());
   EXPECT_EQ(vertices.size(), visible);
   EXPECT_GT(visible, expected.by_type.at("sprite"));
@@ -210,11 +212,15 @@ INSTANTIATE_TEST_SUITE_P(TransformModes, EndToEndTest, ::testing::Bool(),
 TEST(EndToEnd, ParallelSystemsMatchSerial) {
   const std::string json = ReadLevel();
   EntityCompiler compiler;
-  ASSERT_THAT(World::RegisterCompilers(compiler), IsOk());
+  ASSERT_THAT(SampleRegistry().RegisterCompilers(compiler), IsOk());
   absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(json, {});
   ASSERT_THAT(compiled.status(), IsOk());
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled->blob));
-  World serial, parallel;
+  auto serial_world = DemoWorld::Create();
+  auto parallel_world = DemoWorld::Create();
+  ASSERT_TRUE(serial_world.ok() && parallel_world.ok());
+  DemoWorld& serial = **serial_world;
+  DemoWorld& parallel = **parallel_world;
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> a, serial.Spawn(view));
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> b, parallel.Spawn(view));
   std::vector<Entity> created, dead_a, dead_b;

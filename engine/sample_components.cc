@@ -1,175 +1,74 @@
 #include "engine/sample_components.h"
 
-#include <cmath>
-#include <string>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "index/property_system.h"
+#include "component/declare.h"
 
 namespace strata {
-namespace {
 
-// The optional "name" must be the type name: the page store holds one per entity.
-absl::Status CheckName(const nlohmann::json& config, absl::string_view type_name) {
-  std::string name(type_name);
-  STRATA_RETURN_IF_ERROR(ReadString(config, "name", &name));
-  if (name != type_name) {
-    return absl::InvalidArgumentError(absl::StrCat("\"name\": a ", type_name,
-                                                   " is always named \"", type_name,
-                                                   "\" (one per entity), got \"", name, "\""));
-  }
-  return absl::OkStatus();
+absl::Status RegisterSampleComponents(ComponentRegistry& registry) {
+  STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<RenderData>(std::string(kRenderDataTypeName),
+                                                                       ComponentStorage::kNamed)
+                                          .Field("density", &RenderData::density).Min(0)
+                                          .Color("color", &RenderData::color)
+                                          .SpawnOrder(10)
+                                          .Build()));
+  STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<Sprite>(std::string(kSpriteTypeName))
+                                          .Field("position", &Sprite::position)
+                                          .Field("size", &Sprite::size).Min(0)
+                                          .Color("color", &Sprite::color)
+                                          .SpawnOrder(20)
+                                          .Build()));
+  STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<Spark>(std::string(kSparkTypeName))
+                                          .Field("velocity", &Spark::velocity)
+                                          .Field("lifetime", &Spark::lifetime).Min(0)
+                                          .Field("max_lifetime", &Spark::max_lifetime).Min(0).ReadOnly()
+                                          .SpawnOrder(30)
+                                          .Build()));
+  return registry.Add(ComponentDeclaration<SparkEmitter>(std::string(kSparkEmitterTypeName))
+                          .Field("speed", &SparkEmitter::speed).Min(0)
+                          .Field("spread", &SparkEmitter::spread).Min(0)
+                          .Field("lifetime", &SparkEmitter::lifetime).Min(0)
+                          .Color("color", &SparkEmitter::color)
+                          .SpawnOrder(40)
+                          .Build());
 }
 
-absl::Status CheckFinite(absl::string_view key, absl::Span<const float> v) {
-  for (float f : v) {
-    if (!std::isfinite(f)) {
-      return absl::InvalidArgumentError(absl::StrCat("\"", key, "\": must be finite"));
-    }
-  }
-  return absl::OkStatus();
+const ComponentRegistry& SampleRegistry() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    // Four fixed declarations with distinct names: checked by the tests, cannot fail.
+    RegisterSampleComponents(*r).IgnoreError();
+    return r;
+  }();
+  return *registry;
 }
 
-void WriteFloats(absl::Span<const float> v, ComponentDataWriter& out) {
-  for (float f : v) out.WriteF32(f);
+absl::StatusOr<std::unique_ptr<DemoWorld>> DemoWorld::Create(const World::Options& options) {
+  std::unique_ptr<DemoWorld> demo(new DemoWorld());
+  STRATA_ASSIGN_OR_RETURN(demo->world_, World::Create(SampleRegistry(), options));
+  STRATA_ASSIGN_OR_RETURN(demo->sprites_, demo->world_->Pages<Sprite>(kSpriteTypeName));
+  STRATA_ASSIGN_OR_RETURN(demo->sparks_, demo->world_->Pages<Spark>(kSparkTypeName));
+  STRATA_ASSIGN_OR_RETURN(demo->emitters_, demo->world_->Pages<SparkEmitter>(kSparkEmitterTypeName));
+  STRATA_ASSIGN_OR_RETURN(demo->render_data_, demo->world_->Named<RenderData>(kRenderDataTypeName));
+  return demo;
 }
 
-absl::Status NonNegative(absl::string_view what, float v) {
-  if (!std::isfinite(v) || v < 0.0f) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " must be finite and >= 0, got ", v));
-  }
-  return absl::OkStatus();
+absl::Status DemoWorld::SetFloatProperty(Entity entity, absl::string_view component,
+                                         absl::string_view property, float value) {
+  return world_->properties().Set(entity, component, property, PropertyValue(value));
 }
 
-// The compile functions' form of NonNegative: names the JSON key.
-absl::Status CheckNonNegative(absl::string_view key, float v) {
-  return NonNegative(absl::StrCat("\"", key, "\":"), v);
-}
-
-Vector3 ToVector3(const float* f) { return Vector3{f[0], f[1], f[2]}; }
-Vector4 ToVector4(const float* f) { return Vector4{f[0], f[1], f[2], f[3]}; }
-void FromVector3(const Vector3& v, float* f) {
-  f[0] = v.x;
-  f[1] = v.y;
-  f[2] = v.z;
-}
-void FromVector4(const Vector4& v, float* f) {
-  f[0] = v.x;
-  f[1] = v.y;
-  f[2] = v.z;
-  f[3] = v.w;
-}
-
-}  // namespace
-
-absl::Status CompileSprite(const nlohmann::json& config, ComponentDataWriter& out) {
-  STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"position", "size", "color"}));
-  STRATA_RETURN_IF_ERROR(CheckName(config, kSpriteTypeName));
-  Sprite s;
-  STRATA_RETURN_IF_ERROR(ReadFloats(config, "position", absl::MakeSpan(s.position)));
-  STRATA_RETURN_IF_ERROR(CheckFinite("position", s.position));
-  STRATA_RETURN_IF_ERROR(ReadFloat(config, "size", &s.size));
-  STRATA_RETURN_IF_ERROR(CheckNonNegative("size", s.size));
-  STRATA_RETURN_IF_ERROR(ReadFloats(config, "color", absl::MakeSpan(s.color)));
-  STRATA_RETURN_IF_ERROR(CheckFinite("color", s.color));
-  WriteFloats(s.position, out);
-  out.WriteF32(s.size);
-  WriteFloats(s.color, out);
-  return absl::OkStatus();
-}
-
-absl::Status CompileSpark(const nlohmann::json& config, ComponentDataWriter& out) {
-  STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"velocity", "lifetime"}));
-  STRATA_RETURN_IF_ERROR(CheckName(config, kSparkTypeName));
-  Spark s;
-  STRATA_RETURN_IF_ERROR(ReadFloats(config, "velocity", absl::MakeSpan(s.velocity)));
-  STRATA_RETURN_IF_ERROR(CheckFinite("velocity", s.velocity));
-  STRATA_RETURN_IF_ERROR(ReadFloat(config, "lifetime", &s.lifetime));
-  STRATA_RETURN_IF_ERROR(CheckNonNegative("lifetime", s.lifetime));
-  s.max_lifetime = s.lifetime;
-  WriteFloats(s.velocity, out);
-  out.WriteF32(s.lifetime);
-  out.WriteF32(s.max_lifetime);
-  return absl::OkStatus();
-}
-
-absl::Status CompileSparkEmitter(const nlohmann::json& config, ComponentDataWriter& out) {
-  STRATA_RETURN_IF_ERROR(
-      CheckComponentKeys(config, {"speed", "spread", "lifetime", "color"}));
-  STRATA_RETURN_IF_ERROR(CheckName(config, kSparkEmitterTypeName));
-  SparkEmitter e;
-  STRATA_RETURN_IF_ERROR(ReadFloat(config, "speed", &e.speed));
-  STRATA_RETURN_IF_ERROR(CheckNonNegative("speed", e.speed));
-  STRATA_RETURN_IF_ERROR(ReadFloat(config, "spread", &e.spread));
-  STRATA_RETURN_IF_ERROR(CheckNonNegative("spread", e.spread));
-  STRATA_RETURN_IF_ERROR(ReadFloat(config, "lifetime", &e.lifetime));
-  STRATA_RETURN_IF_ERROR(CheckNonNegative("lifetime", e.lifetime));
-  STRATA_RETURN_IF_ERROR(ReadFloats(config, "color", absl::MakeSpan(e.color)));
-  STRATA_RETURN_IF_ERROR(CheckFinite("color", e.color));
-  out.WriteF32(e.speed);
-  out.WriteF32(e.spread);
-  out.WriteF32(e.lifetime);
-  WriteFloats(e.color, out);
-  return absl::OkStatus();
-}
-
-std::vector<PropertyDescriptor> DescribeSpriteProperties(SpriteManager& sprites) {
-  SpriteManager* m = &sprites;
-  std::vector<PropertyDescriptor> p;
-  p.push_back(PropertyDescriptor::Make<Vector3>(
-      "position", [m](Instance i) { return ToVector3(m->Get(i).position); },
-      [m](Instance i, const Vector3& v) { FromVector3(v, m->Get(i).position); }));
-  p.push_back(PropertyDescriptor::Make<float>(
-      "size", [m](Instance i) { return m->Get(i).size; },
-      [m](Instance i, float v) -> absl::Status {
-        STRATA_RETURN_IF_ERROR(NonNegative("sprite size", v));
-        m->Get(i).size = v;
-        return absl::OkStatus();
-      }));
-  p.push_back(PropertyDescriptor::Make<Vector4>(
-      "color", [m](Instance i) { return ToVector4(m->Get(i).color); },
-      [m](Instance i, const Vector4& v) { FromVector4(v, m->Get(i).color); }));
-  return p;
-}
-
-std::vector<PropertyDescriptor> DescribeSparkProperties(SparkManager& sparks) {
-  SparkManager* m = &sparks;
-  std::vector<PropertyDescriptor> p;
-  p.push_back(PropertyDescriptor::Make<Vector3>(
-      "velocity", [m](Instance i) { return ToVector3(m->Get(i).velocity); },
-      [m](Instance i, const Vector3& v) { FromVector3(v, m->Get(i).velocity); }));
-  p.push_back(PropertyDescriptor::Make<float>(
-      "lifetime", [m](Instance i) { return m->Get(i).lifetime; },
-      [m](Instance i, float v) -> absl::Status {
-        STRATA_RETURN_IF_ERROR(NonNegative("spark lifetime", v));
-        m->Get(i).lifetime = v;
-        return absl::OkStatus();
-      }));
-  p.push_back(PropertyDescriptor::Make<float>(
-      "max_lifetime", [m](Instance i) { return m->Get(i).max_lifetime; }));
-  return p;
-}
-
-std::vector<PropertyDescriptor> DescribeSparkEmitterProperties(SparkEmitterManager& emitters) {
-  SparkEmitterManager* m = &emitters;
-  std::vector<PropertyDescriptor> p;
-  auto non_negative = [m](const char* name, float SparkEmitter::*field) {
-    return PropertyDescriptor::Make<float>(
-        name, [m, field](Instance i) { return m->Get(i).*field; },
-        [m, field, name](Instance i, float v) -> absl::Status {
-          STRATA_RETURN_IF_ERROR(NonNegative(absl::StrCat("spark_emitter ", name), v));
-          m->Get(i).*field = v;
-          return absl::OkStatus();
-        });
-  };
-  p.push_back(non_negative("speed", &SparkEmitter::speed));
-  p.push_back(non_negative("spread", &SparkEmitter::spread));
-  p.push_back(non_negative("lifetime", &SparkEmitter::lifetime));
-  p.push_back(PropertyDescriptor::Make<Vector4>(
-      "color", [m](Instance i) { return ToVector4(m->Get(i).color); },
-      [m](Instance i, const Vector4& v) { FromVector4(v, m->Get(i).color); }));
-  return p;
+absl::StatusOr<float> DemoWorld::GetFloatProperty(Entity entity, absl::string_view component,
+                                                  absl::string_view property) const {
+  absl::StatusOr<PropertyValue> value = world_->properties().Get(entity, component, property);
+  if (!value.ok()) return value.status();
+  if (const float* f = std::get_if<float>(&*value)) return *f;
+  return absl::InvalidArgumentError(absl::StrCat("property '", property, "' of component '", component,
+                                                 "' is a ", PropertyTypeName(TypeOf(*value)),
+                                                 ", not a float"));
 }
 
 }  // namespace strata

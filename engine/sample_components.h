@@ -1,91 +1,124 @@
-// The page-stored sample components of the demo: Sprite (something drawn), Spark (a
-// short-lived particle) and SparkEmitter (where sparks come from), with their compile
-// functions (level JSON -> resource bytes) and their properties.
+// The demo's sample components, declared exactly as a game declares its own
+// (component/declare.h), and DemoWorld, a World of them with typed access for the
+// demo's systems.
 //
+//   sprite         Sprite        {position vec3, size f32 >= 0, color}    pages
+//   spark          Spark         {velocity vec3, lifetime f32 >= 0,
+//                                 max_lifetime f32 (read-only property)}  pages
+//   spark_emitter  SparkEmitter  {speed, spread, lifetime f32 >= 0, color} pages
+//   render_data    RenderData    {density f32 >= 0, color}                named: several
+//                                                                          per entity
+//                                                                          ("Fog", ...)
+//
+//   absl::StatusOr<std::unique_ptr<DemoWorld>> demo = DemoWorld::Create();
 //   EntityCompiler compiler;
-//   compiler.RegisterComponentCompiler("sprite", CompileSprite, kSpriteSpawnOrder,
-//                                      sizeof(Sprite));
-//   auto sprites = *PageComponentManager<Sprite>::Register(pages, kSpriteTypeName);
-//   properties.Describe(sprites.get(), DescribeSpriteProperties(*sprites));
-//   properties.Set(e, "sprite", "size", 2.0f);
+//   SampleRegistry().RegisterCompilers(compiler);
+//   ... (*demo)->Spawn(view); ForEachMatch((*demo)->pages(), f, fn, (*demo)->sparks().component());
 //
-// Resource form: each instance is the struct's floats in declaration order, in the
-// blob's byte order, so a native blob's instance data is an array of the struct.
-// Level JSON (every field optional; unknown keys are errors; a "name", if given, must be
-// the type name, since the page store holds one instance per entity):
-//   {"type": "sprite", "position": [x, y, z], "size": 1, "color": [r, g, b, a]}
-//   {"type": "spark", "velocity": [x, y, z], "lifetime": 1}
-//   {"type": "spark_emitter", "speed": 3, "spread": 0.5, "lifetime": 1,
-//    "color": [r, g, b, a]}
 // A sprite's position is used when its entity has no transform (sparks); otherwise the
 // demo copies the transform's world translation into it every frame.
 #ifndef STRATA_ENGINE_SAMPLE_COMPONENTS_H_
 #define STRATA_ENGINE_SAMPLE_COMPONENTS_H_
 
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "engine/page_component.h"
-#include "index/property_system.h"
-#include "nlohmann/json.hpp"
-#include "resource/entity_compiler.h"
+#include "component/named_component.h"
+#include "component/page_component.h"
+#include "component/registry.h"
+#include "engine/world.h"
+#include "transform/matrix.h"
 
 namespace strata {
 
-// NOTE: all-float structs with no padding: the resource instance data is the struct.
 struct Sprite {
-  float position[3] = {0.0f, 0.0f, 0.0f};
+  Vector3 position;
   float size = 1.0f;
-  float color[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+  Vector4 color{1.0f, 1.0f, 1.0f, 1.0f};
 };
-static_assert(sizeof(Sprite) == 32);
 
 struct Spark {
-  float velocity[3] = {0.0f, 0.0f, 0.0f};
+  Vector3 velocity;
   // lifetime: seconds left; the spark dies when it reaches 0.
   float lifetime = 1.0f;
   // max_lifetime: lifetime at birth, for the fade (alpha = lifetime / max_lifetime).
   float max_lifetime = 1.0f;
 };
-static_assert(sizeof(Spark) == 20);
 
 struct SparkEmitter {
-  float speed = 3.0f;       // initial speed of its sparks, units per second
-  float spread = 0.5f;      // horizontal speed as a fraction of `speed`
-  float lifetime = 1.0f;    // seconds a spark lives
-  float color[4] = {1.0f, 0.6f, 0.1f, 1.0f};
+  float speed = 3.0f;     // initial speed of its sparks, units per second
+  float spread = 0.5f;    // horizontal speed as a fraction of `speed`
+  float lifetime = 1.0f;  // seconds a spark lives
+  Vector4 color{1.0f, 0.6f, 0.1f, 1.0f};
 };
-static_assert(sizeof(SparkEmitter) == 28);
+
+// RenderData: a post effect of the entity index article ("Fog", "Vignette").
+struct RenderData {
+  float density = 0.0f;
+  Vector4 color{1.0f, 1.0f, 1.0f, 1.0f};
+};
 
 inline constexpr absl::string_view kSpriteTypeName = "sprite";
 inline constexpr absl::string_view kSparkTypeName = "spark";
 inline constexpr absl::string_view kSparkEmitterTypeName = "spark_emitter";
-
-// Spawn orders: transforms first (kTransformSpawnOrder, transform/transform_resource.h,
-// is 0), then the components that read them.
-inline constexpr int kRenderDataSpawnOrder = 10;
-inline constexpr int kSpriteSpawnOrder = 20;
-inline constexpr int kSparkSpawnOrder = 30;
-inline constexpr int kSparkEmitterSpawnOrder = 40;
+inline constexpr absl::string_view kRenderDataTypeName = "render_data";
 
 using SpriteManager = PageComponentManager<Sprite>;
 using SparkManager = PageComponentManager<Spark>;
 using SparkEmitterManager = PageComponentManager<SparkEmitter>;
+using RenderDataManager = NamedComponentManager<RenderData>;
 
-// Compile functions (resource/entity_compiler.h's CompileFunction). InvalidArgument
-// naming the key for wrong types, negative sizes or lifetimes, non-finite numbers.
-absl::Status CompileSprite(const nlohmann::json& config, ComponentDataWriter& out);
-absl::Status CompileSpark(const nlohmann::json& config, ComponentDataWriter& out);
-absl::Status CompileSparkEmitter(const nlohmann::json& config, ComponentDataWriter& out);
+// RegisterSampleComponents: declares the four sample types in `registry`.
+absl::Status RegisterSampleComponents(ComponentRegistry& registry);
+// SampleRegistry: a process-wide registry of the transform and the sample types.
+const ComponentRegistry& SampleRegistry();
 
-// Property descriptors; they capture the manager, which must outlive the system.
-// sprite: position (vector3), size (float >= 0), color (vector4).
-std::vector<PropertyDescriptor> DescribeSpriteProperties(SpriteManager& sprites);
-// spark: velocity (vector3), lifetime (float >= 0), max_lifetime (float, read-only).
-std::vector<PropertyDescriptor> DescribeSparkProperties(SparkManager& sparks);
-// spark_emitter: speed, spread, lifetime (floats >= 0), color (vector4).
-std::vector<PropertyDescriptor> DescribeSparkEmitterProperties(SparkEmitterManager& emitters);
+// DemoWorld: a World over SampleRegistry() with the sample stores at hand.
+class DemoWorld {
+ public:
+  static absl::StatusOr<std::unique_ptr<DemoWorld>> Create(const World::Options& options = World::Options());
+
+  World& world() const { return *world_; }
+  SpriteManager& sprites() const { return *sprites_; }
+  SparkManager& sparks() const { return *sparks_; }
+  SparkEmitterManager& emitters() const { return *emitters_; }
+  RenderDataManager& render_data() const { return *render_data_; }
+
+  // The World's, for the systems' brevity.
+  EntityManager& entities() const { return world_->entities(); }
+  TransformComponent& transforms() const { return world_->transforms(); }
+  EntityIndex& index() const { return world_->index(); }
+  PropertySystem& properties() const { return world_->properties(); }
+  EntityPages& pages() const { return world_->pages(); }
+  size_t num_transforms() const { return world_->num_transforms(); }
+  absl::StatusOr<std::vector<Entity>> Spawn(const EntityResourceView& view, SpawnStats* stats = nullptr) {
+    return world_->Spawn(view, stats);
+  }
+  absl::Status Destroy(Entity entity) { return world_->Destroy(entity); }
+  absl::Status DestroyBatch(absl::Span<const Entity> entities) { return world_->DestroyBatch(entities); }
+  TransformComponentManager& transform_manager() const { return world_->transform_manager(); }
+  size_t ComponentCount(Entity entity) const { return world_->ComponentCount(entity); }
+  World::MemoryReport Memory() const { return world_->Memory(); }
+  void UpdateTransforms() { world_->UpdateTransforms(); }
+
+  // SetFloatProperty / GetFloatProperty: the property system for float properties
+  // (GetFloatProperty: InvalidArgument if the property is not a float).
+  absl::Status SetFloatProperty(Entity entity, absl::string_view component,
+                                absl::string_view property, float value);
+  absl::StatusOr<float> GetFloatProperty(Entity entity, absl::string_view component,
+                                         absl::string_view property) const;
+
+ private:
+  DemoWorld() = default;
+  std::unique_ptr<World> world_;
+  SpriteManager* sprites_ = nullptr;
+  SparkManager* sparks_ = nullptr;
+  SparkEmitterManager* emitters_ = nullptr;
+  RenderDataManager* render_data_ = nullptr;
+};
 
 }  // namespace strata
 

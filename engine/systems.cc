@@ -32,7 +32,7 @@ struct EmitterPlace {
 
 // The world positions of every spark emitter: its transform's world translation, or
 // its sprite's position when it has no transform, or the origin.
-std::vector<EmitterPlace> FindEmitters(World& world) {
+std::vector<EmitterPlace> FindEmitters(DemoWorld& world) {
   std::vector<EmitterPlace> places;
   Filter filter;
   filter.Include(world.emitters().component());
@@ -45,7 +45,7 @@ std::vector<EmitterPlace> FindEmitters(World& world) {
         if (t.is_valid()) {
           position = transforms.World(t).translation();
         } else if (const Sprite* s = world.pages().TryGet(e, world.sprites().component())) {
-          position = Vector3{s->position[0], s->position[1], s->position[2]};
+          position = s->position;
         }
         places.push_back(EmitterPlace{position, emitter});
       },
@@ -54,7 +54,7 @@ std::vector<EmitterPlace> FindEmitters(World& world) {
   return places;
 }
 
-Filter SparkFilter(const World& world) {
+Filter SparkFilter(const DemoWorld& world) {
   Filter filter;
   filter.Include(world.sparks().component()).Include(world.sprites().component());
   return filter;
@@ -62,7 +62,7 @@ Filter SparkFilter(const World& world) {
 
 }  // namespace
 
-absl::Status EmitSparks(World& world, uint32_t count, uint64_t seed,
+absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
                         std::vector<Entity>* created) {
   created->assign(count, Entity());
   if (count == 0) return absl::OkStatus();
@@ -82,15 +82,15 @@ absl::Status EmitSparks(World& world, uint32_t count, uint64_t seed,
     const SparkEmitter& em = place.emitter;
     Sprite* sprite = pages.TryGet((*created)[i], sprite_c);
     Spark* spark = pages.TryGet((*created)[i], spark_c);
-    sprite->position[0] = place.position.x;
-    sprite->position[1] = place.position.y;
-    sprite->position[2] = place.position.z;
+    sprite->position.x = place.position.x;
+    sprite->position.y = place.position.y;
+    sprite->position.z = place.position.z;
     sprite->size = 0.1f;
-    std::memcpy(sprite->color, em.color, sizeof(sprite->color));
+    sprite->color = em.color;
     const float speed = em.speed * jitter(rng);
-    spark->velocity[0] = unit(rng) * em.spread * speed;
-    spark->velocity[1] = speed;
-    spark->velocity[2] = unit(rng) * em.spread * speed;
+    spark->velocity.x = unit(rng) * em.spread * speed;
+    spark->velocity.y = speed;
+    spark->velocity.z = unit(rng) * em.spread * speed;
     spark->lifetime = spark->max_lifetime = std::max(em.lifetime * jitter(rng), 1e-3f);
   }
   STRATA_RETURN_IF_ERROR(world.index().RegisterComponent(
@@ -99,14 +99,14 @@ absl::Status EmitSparks(World& world, uint32_t count, uint64_t seed,
                                          world.sparks().instance_id());
 }
 
-void MoveSparks(World& world, float dt, bool parallel) {
+void MoveSparks(DemoWorld& world, float dt, bool parallel) {
   const Filter filter = SparkFilter(world);
   const float dv = kGravity * dt;
   auto move = [dt, dv](Spark& spark, Sprite& sprite) {
-    spark.velocity[1] -= dv;
-    sprite.position[0] += spark.velocity[0] * dt;
-    sprite.position[1] += spark.velocity[1] * dt;
-    sprite.position[2] += spark.velocity[2] * dt;
+    spark.velocity.y -= dv;
+    sprite.position.x += spark.velocity.x * dt;
+    sprite.position.y += spark.velocity.y * dt;
+    sprite.position.z += spark.velocity.z * dt;
   };
   if (parallel) {
     ParallelForEachMatch(world.pages(), filter, move, world.sparks().component(),
@@ -117,11 +117,11 @@ void MoveSparks(World& world, float dt, bool parallel) {
   }
 }
 
-void FadeSparks(World& world, float dt, bool parallel, std::vector<Entity>* dead) {
+void FadeSparks(DemoWorld& world, float dt, bool parallel, std::vector<Entity>* dead) {
   const Filter filter = SparkFilter(world);
   auto fade = [dt](Spark& spark, Sprite& sprite) {
     spark.lifetime -= dt;
-    sprite.color[3] = spark.lifetime > 0.0f ? spark.lifetime / spark.max_lifetime : 0.0f;
+    sprite.color.w = spark.lifetime > 0.0f ? spark.lifetime / spark.max_lifetime : 0.0f;
     return spark.lifetime <= 0.0f;
   };
   if (parallel) {
@@ -147,14 +147,14 @@ void FadeSparks(World& world, float dt, bool parallel, std::vector<Entity>* dead
   }
 }
 
-absl::Status DestroyEntities(World& world, std::vector<Entity>* dead) {
+absl::Status DestroyEntities(DemoWorld& world, std::vector<Entity>* dead) {
   STRATA_RETURN_IF_ERROR(world.DestroyBatch(*dead));
   dead->clear();
   world.pages().ReleaseEmptyPages();
   return absl::OkStatus();
 }
 
-size_t SyncSprites(World& world) {
+size_t SyncSprites(DemoWorld& world) {
   Filter filter;
   filter.Include(world.sprites().component()).Exclude(world.sparks().component());
   const TransformComponent& transforms = world.transforms();
@@ -165,16 +165,16 @@ size_t SyncSprites(World& world) {
         const TransformComponent::Instance t = transforms.Lookup(e);
         if (!t.is_valid()) return;
         const Vector3 p = transforms.World(t).translation();
-        sprite.position[0] = p.x;
-        sprite.position[1] = p.y;
-        sprite.position[2] = p.z;
+        sprite.position.x = p.x;
+        sprite.position.y = p.y;
+        sprite.position.z = p.z;
         ++synced;
       },
       world.sprites().component());
   return synced;
 }
 
-size_t RenderSprites(World& world, std::vector<SpriteVertex>* out) {
+size_t RenderSprites(DemoWorld& world, std::vector<SpriteVertex>* out) {
   Filter filter;
   filter.Include(world.sprites().component());
   // Sized once to the number of sprites (a SIMD count), then written by index: the
@@ -189,7 +189,7 @@ size_t RenderSprites(World& world, std::vector<SpriteVertex>* out) {
         // moves (std::copy of 3 and 4 floats compiled to memmove calls: 14% of a frame).
         std::memcpy(next, &s, sizeof(SpriteVertex));
         // Invisible sprites are written and then overwritten by the next one.
-        next += (s.color[3] >= kMinAlpha && s.size > 0.0f) ? 1 : 0;
+        next += (s.color.w >= kMinAlpha && s.size > 0.0f) ? 1 : 0;
       },
       world.sprites().component());
   out->resize(static_cast<size_t>(next - out->data()));
@@ -206,7 +206,7 @@ struct TransformAnimator::State {
   std::optional<TransformComponent::PreparedBatch> batch;
 };
 
-TransformAnimator::TransformAnimator(World& world, absl::Span<const Entity> entities)
+TransformAnimator::TransformAnimator(DemoWorld& world, absl::Span<const Entity> entities)
     : state_(std::make_unique<State>()) {
   const TransformComponent& transforms = world.transforms();
   for (Entity e : entities) {
@@ -237,7 +237,7 @@ TransformAnimator::~TransformAnimator() = default;
 
 size_t TransformAnimator::num_roots() const { return state_->roots.size(); }
 
-absl::Status TransformAnimator::Step(World& world, float seconds) {
+absl::Status TransformAnimator::Step(DemoWorld& world, float seconds) {
   State& s = *state_;
   for (size_t i = 0; i < s.roots.size(); ++i) {
     const float a = seconds * 0.5f + s.phase[i];

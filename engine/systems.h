@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "engine/sample_components.h"
 #include "engine/world.h"
 #include "entity/entity.h"
 
@@ -42,25 +43,25 @@ inline constexpr float kGravity = 9.81f;
 // start position (its emitter's world position), velocity, lifetime and colour, and
 // one batch registration per component in the entity index. Deterministic for a given
 // world state and `seed`. `created` receives the new entities. O(count + emitters).
-absl::Status EmitSparks(World& world, uint32_t count, uint64_t seed,
+absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
                         std::vector<Entity>* created);
 
 // MoveSparks: for every entity with spark + sprite: velocity.y -= g dt, position +=
 // velocity dt. O(pages / lanes + sparks).
-void MoveSparks(World& world, float dt, bool parallel);
+void MoveSparks(DemoWorld& world, float dt, bool parallel);
 
 // FadeSparks: lifetime -= dt, alpha = lifetime / max_lifetime; appends the entities
 // whose lifetime ran out to `dead`, in ascending entity index order.
-void FadeSparks(World& world, float dt, bool parallel, std::vector<Entity>* dead);
+void FadeSparks(DemoWorld& world, float dt, bool parallel, std::vector<Entity>* dead);
 
 // DestroyEntities: destroys `dead` with one DestroyBatch (every subsystem drops them
 // through its destroy listener), releases the page store's empty pages and clears
 // `dead`. Errors of EntityManager::DestroyBatch (nothing destroyed then).
-absl::Status DestroyEntities(World& world, std::vector<Entity>* dead);
+absl::Status DestroyEntities(DemoWorld& world, std::vector<Entity>* dead);
 
 // SyncSprites: every sprite whose entity has a transform (and no spark) takes the
 // transform's world translation as its position. Returns how many. O(sprites).
-size_t SyncSprites(World& world);
+size_t SyncSprites(DemoWorld& world);
 
 // SpriteVertex: one entry of the draw list.
 struct SpriteVertex {
@@ -71,7 +72,7 @@ struct SpriteVertex {
 
 // RenderSprites: clears `out` and appends every visible sprite (alpha >= 1/255, size
 // > 0): the draw list a renderer would upload. Returns how many.
-size_t RenderSprites(World& world, std::vector<SpriteVertex>* out);
+size_t RenderSprites(DemoWorld& world, std::vector<SpriteVertex>* out);
 
 // TransformAnimator: moves the roots of the level's hierarchies each frame with one
 // SetLocalBatch on a PreparedBatch (the roots are checked once, not every frame), so
@@ -80,12 +81,12 @@ class TransformAnimator {
  public:
   // TransformAnimator: animates every entity of `entities` whose transform is a root
   // with children (buildings, vehicles, trees), around its spawn-time local matrix.
-  TransformAnimator(World& world, absl::Span<const Entity> entities);
+  TransformAnimator(DemoWorld& world, absl::Span<const Entity> entities);
   ~TransformAnimator();
 
   // Step: sets every animated root's local matrix for time `seconds` (a slow turn and
   // a small sway) in one batch, then UpdateTransforms() for deferred worlds.
-  absl::Status Step(World& world, float seconds);
+  absl::Status Step(DemoWorld& world, float seconds);
 
   size_t num_roots() const;
   // num_nodes: animated roots plus all their descendants (the nodes recomputed).

@@ -1,197 +1,311 @@
 #include "engine/world.h"
 
+#include <algorithm>
 #include <utility>
-#include <variant>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "transform/matrix.h"
-#include "transform/transform_component.h"
-#include "transform/transform_resource.h"
+#include "resource/metadata.h"
 
 namespace strata {
 namespace {
 
-// The spawn functions' context: the world being spawned into.
-World& WorldOf(const ComponentSpawnBatch& batch) { return *static_cast<World*>(batch.context); }
-
-std::vector<Entity> Owners(const ComponentSpawnBatch& batch) {
-  std::vector<Entity> owners(batch.num_instances);
-  for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
-  return owners;
-}
-
-absl::Status CheckStride(const ComponentSpawnBatch& batch, absl::string_view type,
-                         size_t stride) {
-  if (batch.instance_stride != stride) {
-    return absl::DataLossError(absl::StrCat(type, ": instance stride ", batch.instance_stride,
-                                            ", expected ", stride));
-  }
-  return absl::OkStatus();
-}
-
-// Registers instance i of `owners` under names[i] with one batch call per distinct name.
-absl::Status RegisterByName(EntityIndex& index, ComponentManager* manager,
-                            absl::Span<const Entity> owners, absl::Span<const uint32_t> names) {
-  absl::flat_hash_map<uint32_t, std::vector<Entity>> by_name;
-  for (size_t i = 0; i < owners.size(); ++i) by_name[names[i]].push_back(owners[i]);
-  for (const auto& [name, group] : by_name) {
-    STRATA_RETURN_IF_ERROR(index.RegisterComponent(absl::MakeConstSpan(group), manager,
-                                                   IdString32::FromValue(name)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SpawnTransforms(const ComponentSpawnBatch& batch) {
-  World& world = WorldOf(batch);
-  // Create and link as the transform package's own spawn function does, then index
-  // the instances by name, which that function knows nothing of.
-  STRATA_RETURN_IF_ERROR(SpawnTransformBatch(world.transforms(), batch));
-  return RegisterByName(world.index(), &world.transform_manager(), Owners(batch),
-                        batch.names);
-}
-
-// The spawn function of a manager with a Spawn(owners, names, data, index) body (the
-// page components and render_data): checks the stride, then hands the batch over.
-template <typename Manager>
-absl::Status SpawnWithManager(const ComponentSpawnBatch& batch, Manager& manager,
-                              size_t stride) {
-  STRATA_RETURN_IF_ERROR(CheckStride(batch, manager.type_name(), stride));
-  const std::vector<Entity> owners = Owners(batch);
-  return manager.Spawn(owners, batch.names, batch.data, &WorldOf(batch).index());
+// The registry of a World(): the transform type alone.
+const ComponentRegistry& TransformOnlyRegistry() {
+  static const ComponentRegistry* registry = new ComponentRegistry();
+  return *registry;
 }
 
 }  // namespace
 
-World::World(const Options& options)
-    : World(std::make_unique<EntityManager>(), nullptr, options) {}
+absl::StatusOr<std::unique_ptr<World>> World::Create(const ComponentRegistry& registry,
+                                                     const Options& options) {
+  std::unique_ptr<World> world(new World(&registry, std::make_unique<EntityManager>(), nullptr, options));
+  STRATA_RETURN_IF_ERROR(world->Init());
+  return world;
+}
 
-World::World(EntityManager& shared, const Options& options)
-    : World(nullptr, &shared, options) {}
+absl::StatusOr<std::unique_ptr<World>> World::Create(const ComponentRegistry& registry,
+                                                     EntityManager& shared, const Options& options) {
+  std::unique_ptr<World> world(new World(&registry, nullptr, &shared, options));
+  STRATA_RETURN_IF_ERROR(world->Init());
+  return world;
+}
 
-World::World(std::unique_ptr<EntityManager> owned, EntityManager* shared,
-             const Options& options)
-    : owned_entities_(std::move(owned)),
+World::World() : World(&TransformOnlyRegistry(), std::make_unique<EntityManager>(), nullptr, Options()) {
+  // The transform type's store needs only the transform component: cannot fail.
+  Init().IgnoreError();
+}
+
+World::World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> owned,
+             EntityManager* shared, const Options& options)
+    : registry_(registry),
+      owned_entities_(std::move(owned)),
       entities_(owned_entities_ != nullptr ? owned_entities_.get() : shared) {
   TransformComponent::Options transform_options;
-  transform_options.mode = options.deferred_transforms
-                               ? TransformComponent::Mode::kDeferred
-                               : TransformComponent::Mode::kImmediate;
+  transform_options.mode = options.deferred_transforms ? TransformComponent::Mode::kDeferred
+                                                       : TransformComponent::Mode::kImmediate;
   transforms_.reset(new TransformComponent(transform_options));
   transforms_->ConnectTo(*entities_);
   transform_manager_ = std::make_unique<TransformComponentManager>(transforms_.get());
   index_ = std::make_unique<EntityIndex>();
-  index_listener_ = entities_->AddDestroyListener(
-      [index = index_.get()](absl::Span<const Entity> dead) { index->RemoveEntity(dead); });
+  listener_ = entities_->AddDestroyListener([this](absl::Span<const Entity> dead) {
+    index_->RemoveEntity(dead);
+    if (!entity_names_.empty()) {
+      for (Entity e : dead) {
+        if (e.index() < entity_names_.size() && entity_names_[e.index()].generation == e.generation()) {
+          entity_names_[e.index()].name.clear();
+        }
+      }
+    }
+  });
   pages_ = std::make_unique<EntityPages>(*entities_);
-  render_data_ = std::make_unique<RenderDataManager>(*entities_);
-  // The type names are distinct and the store is empty, so registration cannot fail.
-  sprites_ = *SpriteManager::Register(*pages_, kSpriteTypeName);
-  sparks_ = *SparkManager::Register(*pages_, kSparkTypeName);
-  emitters_ = *SparkEmitterManager::Register(*pages_, kSparkEmitterTypeName);
   properties_ = std::make_unique<PropertySystem>(index_.get());
-  DescribeProperties();
   spawner_ = std::make_unique<EntitySpawner>();
-  RegisterSpawners();
 }
 
-// The other members unsubscribe in their destructors (reverse declaration order), all
-// before an owned manager, declared first, goes.
-World::~World() { entities_->RemoveDestroyListener(index_listener_); }
-
-void World::DescribeProperties() {
-  // Each manager is described once, with distinct property names, so these cannot fail.
-  DescribeTransformProperties(*properties_, *transform_manager_).IgnoreError();
-  properties_->Describe(render_data_.get(), render_data_->DescribeProperties()).IgnoreError();
-  properties_->Describe(sprites_.get(), DescribeSpriteProperties(*sprites_)).IgnoreError();
-  properties_->Describe(sparks_.get(), DescribeSparkProperties(*sparks_)).IgnoreError();
-  properties_->Describe(emitters_.get(), DescribeSparkEmitterProperties(*emitters_))
-      .IgnoreError();
-}
-
-absl::Status World::SetFloatProperty(Entity entity, absl::string_view component,
-                                     absl::string_view property, float value) {
-  return properties_->Set(entity, component, property, PropertyValue(value));
-}
-
-absl::StatusOr<float> World::GetFloatProperty(Entity entity, absl::string_view component,
-                                              absl::string_view property) const {
-  absl::StatusOr<PropertyValue> value = properties_->Get(entity, component, property);
-  if (!value.ok()) return value.status();
-  if (const float* f = std::get_if<float>(&*value)) return *f;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "property '", property, "' of component '", component, "' is a ",
-      PropertyTypeName(TypeOf(*value)), ", not a float"));
-}
-
-void World::RegisterSpawners() {
-  // Registration of distinct names on a fresh spawner cannot fail.
-  spawner_->RegisterComponentSpawner(kTransformTypeName, SpawnTransforms).IgnoreError();
-  spawner_
-      ->RegisterComponentSpawner(kRenderDataTypeName,
-                                 [](const ComponentSpawnBatch& batch) {
-                                   return SpawnWithManager(batch, WorldOf(batch).render_data(),
-                                                           kRenderDataInstanceSize);
-                                 })
-      .IgnoreError();
-  spawner_
-      ->RegisterComponentSpawner(kSpriteTypeName,
-                                 [](const ComponentSpawnBatch& batch) {
-                                   return SpawnWithManager(batch, WorldOf(batch).sprites(),
-                                                           sizeof(Sprite));
-                                 })
-      .IgnoreError();
-  spawner_
-      ->RegisterComponentSpawner(kSparkTypeName,
-                                 [](const ComponentSpawnBatch& batch) {
-                                   return SpawnWithManager(batch, WorldOf(batch).sparks(),
-                                                           sizeof(Spark));
-                                 })
-      .IgnoreError();
-  spawner_
-      ->RegisterComponentSpawner(kSparkEmitterTypeName,
-                                 [](const ComponentSpawnBatch& batch) {
-                                   return SpawnWithManager(batch, WorldOf(batch).emitters(),
-                                                           sizeof(SparkEmitter));
-                                 })
-      .IgnoreError();
-}
-
-absl::Status World::RegisterCompilers(EntityCompiler& compiler) {
-  // transform/transform_resource.h's compile function; the spawn function is this
-  // file's SpawnTransforms, which also registers the transforms in the entity index.
-  STRATA_RETURN_IF_ERROR(RegisterTransformCompiler(compiler, kTransformSpawnOrder));
-  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
-      kRenderDataTypeName, CompileRenderData, kRenderDataSpawnOrder, kRenderDataInstanceSize));
-  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
-      kSpriteTypeName, CompileSprite, kSpriteSpawnOrder, sizeof(Sprite)));
-  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
-      kSparkTypeName, CompileSpark, kSparkSpawnOrder, sizeof(Spark)));
-  STRATA_RETURN_IF_ERROR(compiler.RegisterComponentCompiler(
-      kSparkEmitterTypeName, CompileSparkEmitter, kSparkEmitterSpawnOrder,
-      sizeof(SparkEmitter)));
+absl::Status World::Init() {
+  WorldServices services;
+  services.entities = entities_;
+  services.pages = pages_.get();
+  services.index = index_.get();
+  services.transforms = transforms_.get();
+  services.transform_manager = transform_manager_.get();
+  for (const ComponentType* type : registry_->types()) {
+    STRATA_ASSIGN_OR_RETURN(std::unique_ptr<ComponentStore> store, type->MakeStore(services));
+    STRATA_RETURN_IF_ERROR(store->DescribeProperties(*properties_));
+    ComponentStore* raw = store.get();
+    STRATA_RETURN_IF_ERROR(spawner_->RegisterComponentSpawner(
+        type->name(), [raw](const ComponentSpawnBatch& batch) { return raw->Spawn(batch); }));
+    store_by_id_.emplace(type->id().value(), raw);
+    stores_.push_back(std::move(store));
+  }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
-                                                 SpawnStats* stats) {
-  // The spawner destroys the partly spawned entities on a spawn function's error, and
-  // every subsystem listens, so a failed spawn leaves nothing behind.
-  return spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats);
+// The stores unsubscribe in their destructors (reverse declaration order), all before
+// an owned manager, declared first, goes.
+World::~World() {
+  stores_.clear();
+  entities_->RemoveDestroyListener(listener_);
 }
 
-size_t World::num_transforms() const { return transforms_->size(); }
+ComponentStore* World::Store(absl::string_view type) const {
+  const ComponentType* t = registry_->Find(type);
+  if (t == nullptr) return nullptr;
+  auto it = store_by_id_.find(t->id().value());
+  return it == store_by_id_.end() ? nullptr : it->second;
+}
+
+absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view, SpawnStats* stats) {
+  // Names first: a malformed names section fails the spawn before anything exists.
+  ComponentTypeView entity_names;
+  std::vector<absl::string_view> names;
+  for (const ComponentTypeView& section : view.component_types()) {
+    if (section.type == IdString32(kEntityNamesSection)) {
+      entity_names = section;
+      STRATA_ASSIGN_OR_RETURN(names, ReadStringSection(section));
+    } else if (section.type == IdString32(kNameStringsSection)) {
+      STRATA_ASSIGN_OR_RETURN(std::vector<absl::string_view> texts, ReadStringSection(section));
+      for (size_t i = 0; i < texts.size(); ++i) {
+        if (IdString32::Hash(texts[i]) == section.names[i]) {
+          name_texts_.try_emplace(section.names[i], std::string(texts[i]));
+        }
+      }
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<Entity> spawned,
+                          spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats));
+  if (!names.empty()) {
+    uint32_t max_index = 0;
+    for (Entity e : spawned) max_index = std::max(max_index, e.index());
+    if (entity_names_.size() <= max_index) entity_names_.resize(size_t{max_index} + 1);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const Entity e = spawned[entity_names.entity_index[i]];
+      NameSlot& slot = entity_names_[e.index()];
+      slot.generation = e.generation();
+      slot.name.assign(names[i].data(), names[i].size());
+    }
+  }
+  return spawned;
+}
+
+std::vector<Entity> World::Entities() const {
+  std::vector<Entity> all;
+  for (const auto& store : stores_) store->CollectEntities(&all);
+  for (uint32_t i = 0; i < entity_names_.size(); ++i) {
+    if (!entity_names_[i].name.empty()) all.emplace_back(i, entity_names_[i].generation);
+  }
+  std::sort(all.begin(), all.end(), [](Entity a, Entity b) { return a.index() < b.index(); });
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  all.erase(std::remove_if(all.begin(), all.end(), [this](Entity e) { return !entities_->Alive(e); }),
+            all.end());
+  return all;
+}
+
+absl::StatusOr<std::vector<std::byte>> World::SaveAll(const SaveOptions& options) const {
+  return Save(Entities(), options);
+}
+
+absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> entities,
+                                                   const SaveOptions& options) const {
+  // Check the set, and find each entity's nearest transform ancestor inside it.
+  absl::flat_hash_map<Entity, uint32_t> position;
+  position.reserve(entities.size());
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    const Entity e = entities[i];
+    if (!entities_->Alive(e)) {
+      return absl::NotFoundError(absl::StrCat("Save: ", e.DebugString(), " is not alive in this world"));
+    }
+    if (!position.emplace(e, i).second) {
+      return absl::InvalidArgumentError(absl::StrCat("Save: ", e.DebugString(), " is given twice"));
+    }
+  }
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  std::vector<uint32_t> parent(entities.size(), kNone);
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    TransformComponent::Instance t = transforms_->Lookup(entities[i]);
+    if (!t.is_valid()) continue;
+    for (t = transforms_->Parent(t); t.is_valid(); t = transforms_->Parent(t)) {
+      auto it = position.find(transforms_->entity(t));
+      if (it != position.end()) {
+        parent[i] = it->second;
+        break;
+      }
+    }
+  }
+  // Blob order: depth-first from the roots in the given order, children in the given
+  // order, so parents precede children and the order is a function of the input.
+  std::vector<std::vector<uint32_t>> children(entities.size());
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    if (parent[i] != kNone) children[parent[i]].push_back(i);
+  }
+  std::vector<uint32_t> order;
+  order.reserve(entities.size());
+  std::vector<uint32_t> stack;
+  for (uint32_t root = entities.size(); root-- > 0;) {
+    if (parent[root] == kNone) stack.push_back(root);
+  }
+  while (!stack.empty()) {
+    const uint32_t i = stack.back();
+    stack.pop_back();
+    order.push_back(i);
+    for (size_t c = children[i].size(); c-- > 0;) stack.push_back(children[i][c]);
+  }
+  std::vector<uint32_t> number(entities.size());
+  std::vector<Entity> saved(entities.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    number[order[k]] = k;
+    saved[k] = entities[order[k]];
+  }
+
+  EntityResourceContents contents;
+  contents.parent_index.resize(saved.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    const uint32_t p = parent[order[k]];
+    contents.parent_index[k] = p == kNone ? kNoParent : number[p];
+  }
+
+  absl::Status dangling;
+  SaveContext context;
+  context.entities = saved;
+  context.number_of = [&](Entity e) -> uint32_t {
+    auto it = position.find(e);
+    if (it != position.end()) return number[it->second];
+    if (entities_->Alive(e) && dangling.ok()) {
+      dangling = absl::InvalidArgumentError(absl::StrCat(
+          "Save: a saved component refers to ", e.DebugString(),
+          ", which is alive but not saved; save it too, or clear the reference"));
+    }
+    return kNoEntityRef;
+  };
+  context.name_of = [this](Entity e, const ComponentManager* manager) -> std::optional<IdString32> {
+    for (const EntityIndex::ComponentEntry& entry : index_->Components(e)) {
+      if (entry.manager == manager) return entry.name;
+    }
+    return std::nullopt;
+  };
+
+  std::vector<ComponentTypeContents> sections;
+  absl::flat_hash_set<uint32_t> used_names;
+  std::vector<uint32_t> layout_types;
+  std::vector<std::string> layouts;
+  for (size_t s = 0; s < stores_.size(); ++s) {
+    const ComponentType& type = *registry_->types()[s];
+    ComponentTypeContents section;
+    section.type = type.id();
+    section.instance_stride = type.instance_size();
+    section.layout_fingerprint = type.fingerprint();
+    STRATA_RETURN_IF_ERROR(stores_[s]->Save(context, &section));
+    if (!dangling.ok()) return dangling;
+    if (section.entity_index.empty()) continue;
+    for (uint32_t name : section.names) {
+      if (name != type.id().value()) used_names.insert(name);
+    }
+    for (const FieldInfo& f : type.fields()) {
+      if (f.type != FieldType::kName) continue;
+      for (size_t i = 0; i < section.entity_index.size(); ++i) {
+        uint32_t id;
+        std::memcpy(&id, section.data.data() + i * type.instance_size() + f.blob_offset, 4);
+        used_names.insert(id);
+      }
+    }
+    if (!type.layout().empty()) {
+      layout_types.push_back(type.id().value());
+      layouts.push_back(type.layout());
+    }
+    sections.push_back(std::move(section));
+  }
+
+  // Metadata first, as the compiler writes it, so a saved level and the same level
+  // compiled from its export are the same bytes.
+  if (options.keep_names) {
+    std::vector<uint32_t> named;
+    std::vector<std::string> names;
+    for (uint32_t k = 0; k < saved.size(); ++k) {
+      const absl::string_view name = EntityName(saved[k]);
+      if (name.empty()) continue;
+      named.push_back(k);
+      names.emplace_back(name);
+    }
+    if (!named.empty()) {
+      contents.component_types.push_back(MakeStringSection(
+          IdString32(kEntityNamesSection), std::move(named), {}, names, kNativeEndianness));
+    }
+    std::vector<uint32_t> ids;
+    for (uint32_t id : used_names) {
+      if (name_texts_.contains(id)) ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());
+    if (!ids.empty()) {
+      std::vector<std::string> texts;
+      for (uint32_t id : ids) texts.push_back(name_texts_.at(id));
+      contents.component_types.push_back(MakeStringSection(
+          IdString32(kNameStringsSection), std::vector<uint32_t>(ids.size(), 0), {}, texts,
+          kNativeEndianness));
+    }
+  }
+  if (!layouts.empty()) {
+    contents.component_types.push_back(MakeStringSection(
+        IdString32(kLayoutsSection), std::vector<uint32_t>(layouts.size(), 0),
+        std::move(layout_types), layouts, kNativeEndianness));
+  }
+  for (ComponentTypeContents& section : sections) contents.component_types.push_back(std::move(section));
+  return WriteEntityResource(contents);
+}
+
+absl::string_view World::EntityName(Entity entity) const {
+  if (entity.index() >= entity_names_.size()) return absl::string_view();
+  const NameSlot& slot = entity_names_[entity.index()];
+  return slot.generation == entity.generation() ? absl::string_view(slot.name) : absl::string_view();
+}
 
 void World::UpdateTransforms() { transforms_->UpdateWorld(); }
 
 size_t World::ComponentCount(Entity entity) const {
-  size_t n = transforms_->Lookup(entity).is_valid() ? 1 : 0;
-  n += sprites_->Lookup(entity, sprites_->instance_id()).is_valid() ? 1 : 0;
-  n += sparks_->Lookup(entity, sparks_->instance_id()).is_valid() ? 1 : 0;
-  n += emitters_->Lookup(entity, emitters_->instance_id()).is_valid() ? 1 : 0;
-  n += render_data_->CountOf(entity);
-  n += index_->Components(entity).size();
+  size_t n = index_->Components(entity).size();
+  for (const auto& store : stores_) n += store->CountOf(entity);
   return n;
 }
 
@@ -201,7 +315,7 @@ World::MemoryReport World::Memory() const {
   m.transforms = transforms_->MemoryUsage();
   m.entity_index = index_->MemoryUsage();
   m.pages = pages_->MemoryUsage();
-  m.render_data = render_data_->MemoryUsage();
+  for (const auto& store : stores_) m.components += store->MemoryUsage();
   return m;
 }
 

@@ -1,50 +1,61 @@
 // World: one game world, composing Strata's subsystems the way the Bitsquid articles
 // describe: an entity manager, the world's transform graph, the entity index with its
-// property system, the page store the systems iterate, the resource spawner with the
-// built-in component types registered, and the sample components (render_data, sprite,
-// spark, spark_emitter).
+// property system, the page store the systems iterate, and one store per component
+// type of the game's registry (component/registry.h), all spawned from and saved to
+// entity resources.
 //
+//   ComponentRegistry registry;                    // the game declares its types here
+//   registry.Add(ComponentDeclaration<Health>("health").Field("hp", &Health::hp).Build());
 //   EntityCompiler compiler;
-//   World::RegisterCompilers(compiler);
+//   registry.RegisterCompilers(compiler);
 //   absl::StatusOr<EntityCompiler::Result> level = compiler.Compile(json_text, {});
 //   absl::StatusOr<EntityResourceView> view = EntityResourceView::Create(level->blob);
-//   World world;
-//   absl::StatusOr<std::vector<Entity>> spawned = world.Spawn(*view);
-//   world.SetFloatProperty((*spawned)[0], "Fog", "density", 0.5f);
-//   world.DestroyBatch(*spawned);   // every subsystem drops them (destroy listeners)
+//   absl::StatusOr<std::unique_ptr<World>> world = World::Create(registry);
+//   absl::StatusOr<std::vector<Entity>> spawned = (*world)->Spawn(*view);
+//   (*world)->properties().Set((*spawned)[0], "health", "hp", PropertyValue(50.0f));
+//   absl::StatusOr<PageComponentManager<Health>*> health = (*world)->Pages<Health>("health");
+//   absl::StatusOr<std::vector<std::byte>> saved = (*world)->SaveAll();   // a blob again
 //
-// One destruction path: every subsystem subscribes to the entity manager's destroy
-// notification (the transform component, the page store, the render data manager and
-// the entity index), so destroying an entity through the manager, by anyone, removes
-// all of its components everywhere; World::Destroy is only a shorthand.
+// One destruction path: every store subscribes to the entity manager's destroy
+// notification, so destroying an entity through the manager, by anyone, removes all of
+// its components everywhere; World::Destroy is only a shorthand.
 //
-// Several worlds: `World a; World b(a.entities());` share one entity manager, so one
-// entity can have a transform in both worlds (the transform article's pickaxe that is
-// both in the game and in the inventory world), placed independently; destroying it
-// removes it from both. The shared manager must outlive the worlds using it.
+// Save writes the world's entities (those with a component or a name here) in the
+// resource format: parents before children (the hierarchy is the transform
+// hierarchy), every component's fields, entity references as entity numbers, and the
+// names the world knows. Spawning the saved blob into a fresh world reproduces every
+// value, and saving that world again gives the same bytes.
+//
+// Several worlds: `World::Create(registry, shared_manager)` lets worlds share one
+// entity manager, so one entity can have a transform in both; the shared manager must
+// outlive the worlds. The registry must outlive the world.
 //
 // Thread-safety: none; a world belongs to one thread at a time (systems may fan out
-// page queries to worker threads, see engine/systems.h).
+// page queries to worker threads).
 #ifndef STRATA_ENGINE_WORLD_H_
 #define STRATA_ENGINE_WORLD_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "engine/render_data.h"
-#include "engine/sample_components.h"
+#include "component/component_type.h"
+#include "component/named_component.h"
+#include "component/page_component.h"
+#include "component/registry.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "index/entity_index.h"
 #include "index/property_system.h"
 #include "iteration/entity_pages.h"
-#include "resource/entity_compiler.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
 #include "transform/transform_component.h"
@@ -59,6 +70,12 @@ struct WorldOptions {
   bool deferred_transforms = false;
 };
 
+// SaveOptions: what World::Save writes.
+struct SaveOptions {
+  // keep_names: the entity names and instance-name texts the world knows.
+  bool keep_names = true;
+};
+
 class World {
  public:
   using Options = WorldOptions;
@@ -69,33 +86,45 @@ class World {
     size_t transforms = 0;
     size_t entity_index = 0;
     size_t pages = 0;
-    size_t render_data = 0;
-    size_t total() const {
-      return entity_manager + transforms + entity_index + pages + render_data;
-    }
+    size_t components = 0;      // the stores that keep their own data (kNamed types)
+    size_t total() const { return entity_manager + transforms + entity_index + pages + components; }
   };
 
-  // World(): a world with its own entity manager.
-  World() : World(Options()) {}
-  explicit World(const Options& options);
-  // World(shared): a world over `shared`, which must outlive it.
-  explicit World(EntityManager& shared, const Options& options = Options());
+  // Create: a world with its own entity manager, one store per type of `registry`
+  // (which must outlive it). Errors of a store's creation (ResourceExhausted past the
+  // page store's limit of component types).
+  static absl::StatusOr<std::unique_ptr<World>> Create(const ComponentRegistry& registry,
+                                                       const Options& options = Options());
+  // Create(shared): a world over `shared`, which must outlive it.
+  static absl::StatusOr<std::unique_ptr<World>> Create(const ComponentRegistry& registry,
+                                                       EntityManager& shared,
+                                                       const Options& options = Options());
+  // World(): a world of the transform alone (a registry of no game types).
+  World();
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
-  // RegisterCompilers: registers the compile functions of every built-in component type
-  // (transform, render_data, sprite, spark, spark_emitter) in `compiler`, with their
-  // spawn orders. AlreadyExists if one is registered already.
-  static absl::Status RegisterCompilers(EntityCompiler& compiler);
-
   // Spawn: spawns a validated resource into this world: one CreateBatch for its
   // entities, then one batch per component type, each instance registered in the entity
-  // index under its name. Unknown component types are skipped (counted in `stats`).
-  // On error every entity of this spawn is destroyed again (through the manager, so
-  // nothing stays behind) and the error is returned. O(entities + instances).
+  // index under its name. Types this world does not know are skipped (counted in
+  // `stats`). On error every entity of this spawn is destroyed again (nothing stays
+  // behind) and the error is returned: a layout that differs from the declaration is
+  // FailedPrecondition naming the type and field. O(entities + instances).
   absl::StatusOr<std::vector<Entity>> Spawn(const EntityResourceView& view,
                                             SpawnStats* stats = nullptr);
+
+  // Save: a resource blob of `entities` (in that order, moved as needed so parents
+  // precede children; a parent outside the set makes its child a root). Errors, with
+  // nothing written: NotFound for an entity not alive in this world's manager,
+  // InvalidArgument for a repeated entity or a reference to a live entity outside the
+  // set (a reference to a dead one is saved as none).
+  absl::StatusOr<std::vector<std::byte>> Save(absl::Span<const Entity> entities,
+                                              const SaveOptions& options = SaveOptions()) const;
+  // SaveAll: Save(Entities()).
+  absl::StatusOr<std::vector<std::byte>> SaveAll(const SaveOptions& options = SaveOptions()) const;
+  // Entities: every live entity with a component or a name in this world, by index.
+  std::vector<Entity> Entities() const;
 
   // Destroy / DestroyBatch: EntityManager::Destroy / DestroyBatch (NotFound for a dead
   // or foreign entity, nothing changes); every subsystem drops the entities.
@@ -104,44 +133,59 @@ class World {
     return entities_->DestroyBatch(entities);
   }
 
-  // ComponentCount: how many components `entity` has in this world across every
-  // subsystem (transform, page components, render data, index entries), for tests and
-  // tools checking that nothing is left behind. O(components).
+  // ComponentCount: how many components `entity` has in this world across every store
+  // plus its entity index entries, for tests and tools checking that nothing is left
+  // behind. O(types).
   size_t ComponentCount(Entity entity) const;
 
   // UpdateTransforms: deferred mode: propagates dirty transforms. Immediate: nothing.
   void UpdateTransforms();
 
-  // SetFloatProperty / GetFloatProperty: PropertySystem Set/Get for float properties
-  // (GetFloatProperty: InvalidArgument if the property is not a float).
-  absl::Status SetFloatProperty(Entity entity, absl::string_view component,
-                                absl::string_view property, float value);
-  absl::StatusOr<float> GetFloatProperty(Entity entity, absl::string_view component,
-                                         absl::string_view property) const;
-
   MemoryReport Memory() const;
 
-  // num_transforms: transforms in this world (TransformComponent::size()).
-  size_t num_transforms() const;
+  // EntityName: the name `entity` had in the resource it was spawned from, or "".
+  absl::string_view EntityName(Entity entity) const;
 
+  // Store: the store of `type`, or nullptr. Pages<T> / Named<T>: the typed manager of a
+  // declared type; NotFound for an unknown type, InvalidArgument if it is not stored
+  // that way with that struct.
+  ComponentStore* Store(absl::string_view type) const;
+  template <typename T>
+  absl::StatusOr<PageComponentManager<T>*> Pages(absl::string_view type) const {
+    return Typed<PageComponentManager<T>>(type);
+  }
+  template <typename T>
+  absl::StatusOr<NamedComponentManager<T>*> Named(absl::string_view type) const {
+    return Typed<NamedComponentManager<T>>(type);
+  }
+
+  const ComponentRegistry& registry() const { return *registry_; }
   EntityManager& entities() const { return *entities_; }
   TransformComponent& transforms() const { return *transforms_; }
   TransformComponentManager& transform_manager() const { return *transform_manager_; }
   EntityIndex& index() const { return *index_; }
   PropertySystem& properties() const { return *properties_; }
   EntityPages& pages() const { return *pages_; }
-  RenderDataManager& render_data() const { return *render_data_; }
-  SpriteManager& sprites() const { return *sprites_; }
-  SparkManager& sparks() const { return *sparks_; }
-  SparkEmitterManager& emitters() const { return *emitters_; }
   EntitySpawner& spawner() const { return *spawner_; }
+  size_t num_transforms() const { return transforms_->size(); }
 
  private:
-  World(std::unique_ptr<EntityManager> owned, EntityManager* shared, const Options& options);
+  World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> owned,
+        EntityManager* shared, const Options& options);
+  absl::Status Init();
 
-  void DescribeProperties();
-  void RegisterSpawners();
+  template <typename M>
+  absl::StatusOr<M*> Typed(absl::string_view type) const {
+    ComponentStore* store = Store(type);
+    if (store == nullptr) return absl::NotFoundError(absl::StrCat("no component type \"", type, "\""));
+    if (store->type_tag() != TypeTag<M>()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("component type \"", type, "\" is not stored as the requested manager"));
+    }
+    return static_cast<M*>(store->typed());
+  }
 
+  const ComponentRegistry* registry_;
   // NOTE: declaration order is construction order; members that listen to the entity
   // manager are destroyed (and unsubscribe) before an owned manager goes.
   std::unique_ptr<EntityManager> owned_entities_;
@@ -149,14 +193,21 @@ class World {
   std::unique_ptr<TransformComponent> transforms_;
   std::unique_ptr<TransformComponentManager> transform_manager_;
   std::unique_ptr<EntityIndex> index_;
-  EntityManager::ListenerId index_listener_ = 0;
+  EntityManager::ListenerId listener_ = 0;
   std::unique_ptr<EntityPages> pages_;
-  std::unique_ptr<RenderDataManager> render_data_;
-  std::unique_ptr<SpriteManager> sprites_;
-  std::unique_ptr<SparkManager> sparks_;
-  std::unique_ptr<SparkEmitterManager> emitters_;
   std::unique_ptr<PropertySystem> properties_;
+  std::vector<std::unique_ptr<ComponentStore>> stores_;  // registry order
+  absl::flat_hash_map<uint32_t, ComponentStore*> store_by_id_;
   std::unique_ptr<EntitySpawner> spawner_;
+  // entity_names_[index]: the name of the entity of that index and generation. A
+  // vector, not a hash map, so naming a spawned level's entities costs one string
+  // assignment each (names are short: most fit the string's inline buffer).
+  struct NameSlot {
+    uint32_t generation = 0;
+    std::string name;
+  };
+  std::vector<NameSlot> entity_names_;
+  absl::flat_hash_map<uint32_t, std::string> name_texts_;
 };
 
 }  // namespace strata

@@ -1,5 +1,6 @@
 // World: spawning, the one destruction path, several worlds. Transforms are checked
 // through the property system ("world", "local_position"), as a tool would see them.
+#include "engine/sample_components.h"
 #include "engine/world.h"
 
 #include <string>
@@ -49,7 +50,7 @@ struct CompiledLevel {
 
 std::vector<std::byte> Compile(absl::string_view json) {
   EntityCompiler compiler;
-  EXPECT_THAT(World::RegisterCompilers(compiler), IsOk());
+  EXPECT_THAT(SampleRegistry().RegisterCompilers(compiler), IsOk());
   absl::StatusOr<EntityCompiler::Result> result = compiler.Compile(json, {});
   EXPECT_THAT(result.status(), IsOk());
   return result.ok() ? std::move(result->blob) : std::vector<std::byte>();
@@ -67,7 +68,9 @@ T GetProperty(const World& world, Entity e, absl::string_view component,
 TEST(World, SpawnsEveryComponentTypeAndRegistersNames) {
   const std::vector<std::byte> blob = Compile(kLevel);
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
-  World world;
+  auto demo_world = DemoWorld::Create();
+  ASSERT_TRUE(demo_world.ok());
+  DemoWorld& world = **demo_world;
   SpawnStats stats;
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world.Spawn(view, &stats));
   ASSERT_EQ(e.size(), 6u);  // env, car, wheel, no transform, hub, ember
@@ -76,23 +79,23 @@ TEST(World, SpawnsEveryComponentTypeAndRegistersNames) {
   EXPECT_EQ(world.entities().size(), 6u);
   const Entity env = e[0], car = e[1], wheel = e[2], bare = e[3], hub = e[4], ember = e[5];
 
-  EXPECT_FLOAT_EQ(GetProperty<float>(world, env, "Fog", "density"), 0.25f);
-  EXPECT_FLOAT_EQ(GetProperty<float>(world, env, "Vignette", "density"), 0.75f);
+  EXPECT_FLOAT_EQ(GetProperty<float>(world.world(), env, "Fog", "density"), 0.25f);
+  EXPECT_FLOAT_EQ(GetProperty<float>(world.world(), env, "Vignette", "density"), 0.75f);
   EXPECT_EQ(world.render_data().size(), 2u);
-  EXPECT_FLOAT_EQ(GetProperty<float>(world, car, "sprite", "size"), 2.0f);
-  EXPECT_FLOAT_EQ(GetProperty<float>(world, hub, "spark_emitter", "speed"), 4.0f);
-  EXPECT_FLOAT_EQ(GetProperty<float>(world, ember, "spark", "lifetime"), 0.5f);
+  EXPECT_FLOAT_EQ(GetProperty<float>(world.world(), car, "sprite", "size"), 2.0f);
+  EXPECT_FLOAT_EQ(GetProperty<float>(world.world(), hub, "spark_emitter", "speed"), 4.0f);
+  EXPECT_FLOAT_EQ(GetProperty<float>(world.world(), ember, "spark", "lifetime"), 0.5f);
   // The hub's transform is linked to its nearest ancestor with one (the wheel), so
   // world = hub local * wheel local * car local: translation (11, 1, 0).
-  const Matrix4x4 hub_world = GetProperty<Matrix4x4>(world, hub, "transform", "world");
+  const Matrix4x4 hub_world = GetProperty<Matrix4x4>(world.world(), hub, "transform", "world");
   EXPECT_FLOAT_EQ(hub_world.m[12], 11.0f);
   EXPECT_FLOAT_EQ(hub_world.m[13], 1.0f);
   EXPECT_FLOAT_EQ(hub_world.m[14], 0.0f);
   // Moving the car by name moves its descendants at once.
   ASSERT_THAT(world.properties().Set(car, "Transform", "local_position", Vector3{20, 0, 0}),
               IsOk());
-  EXPECT_FLOAT_EQ(GetProperty<Matrix4x4>(world, wheel, "Transform", "world").m[12], 21.0f);
-  EXPECT_FLOAT_EQ(GetProperty<Matrix4x4>(world, hub, "transform", "world").m[12], 21.0f);
+  EXPECT_FLOAT_EQ(GetProperty<Matrix4x4>(world.world(), wheel, "Transform", "world").m[12], 21.0f);
+  EXPECT_FLOAT_EQ(GetProperty<Matrix4x4>(world.world(), hub, "transform", "world").m[12], 21.0f);
 
   EXPECT_EQ(world.ComponentCount(bare), 0u);
   EXPECT_EQ(world.ComponentCount(env), 1u + 2u + 3u);  // transform, 2 render data, 3 names
@@ -102,7 +105,9 @@ TEST(World, SpawnsEveryComponentTypeAndRegistersNames) {
 TEST(World, SetAndGetFloatPropertyByName) {
   const std::vector<std::byte> blob = Compile(kLevel);
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
-  World world;
+  auto demo_world = DemoWorld::Create();
+  ASSERT_TRUE(demo_world.ok());
+  DemoWorld& world = **demo_world;
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world.Spawn(view));
   ASSERT_THAT(world.SetFloatProperty(e[0], "Fog", "density", 0.5f), IsOk());
   STRATA_ASSERT_OK_AND_ASSIGN(float fog, world.GetFloatProperty(e[0], "Fog", "density"));
@@ -124,7 +129,9 @@ TEST(World, SetAndGetFloatPropertyByName) {
 TEST(World, DestroyRemovesEverythingEverywhere) {
   const std::vector<std::byte> blob = Compile(kLevel);
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
-  World world;
+  auto demo_world = DemoWorld::Create();
+  ASSERT_TRUE(demo_world.ok());
+  DemoWorld& world = **demo_world;
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world.Spawn(view));
   // One entity through World::Destroy, the rest directly through the manager: both are
   // the same path.
@@ -148,10 +155,12 @@ TEST(World, DestroyRemovesEverythingEverywhere) {
 TEST(World, RespawnAfterDestroyIsIdentical) {
   const std::vector<std::byte> blob = Compile(kLevel);
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
-  World world;
+  auto demo_world = DemoWorld::Create();
+  ASSERT_TRUE(demo_world.ok());
+  DemoWorld& world = **demo_world;
   for (int round = 0; round < 5; ++round) {
     STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world.Spawn(view));
-    EXPECT_FLOAT_EQ(GetProperty<float>(world, e[0], "Fog", "density"), 0.25f);
+    EXPECT_FLOAT_EQ(GetProperty<float>(world.world(), e[0], "Fog", "density"), 0.25f);
     EXPECT_EQ(world.entities().size(), 6u);
     ASSERT_THAT(world.DestroyBatch(e), IsOk());
   }
@@ -160,7 +169,10 @@ TEST(World, RespawnAfterDestroyIsIdentical) {
 
 TEST(World, TwoWorldsShareOneEntity) {
   World game;
-  World inventory(game.entities());
+  const ComponentRegistry transform_only;
+  auto inventory_world = World::Create(transform_only, game.entities());
+  ASSERT_TRUE(inventory_world.ok());
+  World& inventory = **inventory_world;
   const Entity pickaxe = game.entities().Create();
   const IdString32 transform("Transform");
   ASSERT_TRUE(game.transform_manager().Create(pickaxe, transform).ok());
@@ -191,10 +203,11 @@ TEST(World, SpawnFailureLeavesNothingBehind) {
   contents.parent_index = {kNoParent, 0};
   ComponentTypeContents& render = contents.component_types.emplace_back();
   render.type = IdString32("render_data");
-  render.instance_stride = kRenderDataInstanceSize;
+  render.instance_stride = 20u;
+  render.layout_fingerprint = SampleRegistry().Find("render_data")->fingerprint();
   render.entity_index = {0};
   render.names = {IdString32("Fog").value()};
-  render.data.resize(kRenderDataInstanceSize);
+  render.data.resize(20u);
   ComponentTypeContents& sprite = contents.component_types.emplace_back();
   sprite.type = IdString32("sprite");
   sprite.instance_stride = 4;
@@ -203,8 +216,12 @@ TEST(World, SpawnFailureLeavesNothingBehind) {
   sprite.data.resize(4);
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, WriteEntityResource(contents));
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
-  World world;
-  EXPECT_THAT(world.Spawn(view).status(), StatusIs(absl::StatusCode::kDataLoss));
+  auto demo_world = DemoWorld::Create();
+  ASSERT_TRUE(demo_world.ok());
+  DemoWorld& world = **demo_world;
+  // The render data spawns, then the sprite section (no declared layout) is refused.
+  EXPECT_THAT(world.Spawn(view).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, ::testing::HasSubstr("\"sprite\"")));
   EXPECT_EQ(world.entities().size(), 0u);
   EXPECT_EQ(world.render_data().size(), 0u);
   EXPECT_EQ(world.index().num_entities(), 0u);
@@ -212,7 +229,7 @@ TEST(World, SpawnFailureLeavesNothingBehind) {
 
 TEST(World, SpritesNamedOtherwiseAreRejectedAtCompileTime) {
   EntityCompiler compiler;
-  ASSERT_THAT(World::RegisterCompilers(compiler), IsOk());
+  ASSERT_THAT(SampleRegistry().RegisterCompilers(compiler), IsOk());
   EXPECT_THAT(compiler
                   .Compile(R"({"entities": [{"components": [
                       {"type": "sprite", "name": "Body"}]}]})",
@@ -237,7 +254,7 @@ TEST(World, SpritesNamedOtherwiseAreRejectedAtCompileTime) {
                            {})
                   .status(),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(World::RegisterCompilers(compiler), StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(SampleRegistry().RegisterCompilers(compiler), StatusIs(absl::StatusCode::kAlreadyExists));
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 //   entity_manager.AddDestroyListener(
 //       [&index](absl::Span<const Entity> dead) { index.RemoveEntity(dead); });
 //
-// Layout (see README.md):
+// Layout (docs/notes/index.md says why):
 //  * entity -> prototype: a paged array indexed by Entity::index(), 4 bytes per slot
 //    {generation, prototype} of 16 bits each (a value that does not fit is kept whole
 //    in a side table); pages of 1024 slots are allocated on first use.

@@ -25,6 +25,12 @@ absl::string_view PropertyTypeName(PropertyType type) {
       return "matrix4x4";
     case PropertyType::kString:
       return "string";
+    case PropertyType::kUint32:
+      return "uint32";
+    case PropertyType::kName:
+      return "name";
+    case PropertyType::kEntity:
+      return "entity";
   }
   return "unknown";
 }

@@ -60,12 +60,15 @@ enum class PropertyType : uint8_t {
   kQuaternion,
   kMatrix4x4,
   kString,
+  kUint32,
+  kName,
+  kEntity,
 };
 
 // PropertyValue: a typed property value; index() is the PropertyType.
 using PropertyValue =
     std::variant<bool, int32_t, float, Vector3, Vector4, Quaternion, Matrix4x4,
-                 std::string>;
+                 std::string, uint32_t, IdString32, Entity>;
 
 namespace index_internal {
 template <typename T, typename... Ts>
@@ -92,7 +95,7 @@ inline PropertyType TypeOf(const PropertyValue& value) {
   return static_cast<PropertyType>(value.index());
 }
 // PropertyTypeName: "bool", "int32", "float", "vector3", "vector4", "quaternion", "matrix4x4",
-// "string".
+// "string", "uint32", "name" (an IdString32), "entity" (an Entity handle).
 absl::string_view PropertyTypeName(PropertyType type);
 
 // PropertyDescriptor: one property of a manager's components. The getter and setter

@@ -149,6 +149,10 @@ TEST(PropertyValue, TypesAndNames) {
   EXPECT_EQ(PropertyTypeOf<Quaternion>(), PropertyType::kQuaternion);
   EXPECT_EQ(PropertyTypeOf<Matrix4x4>(), PropertyType::kMatrix4x4);
   EXPECT_EQ(PropertyTypeOf<std::string>(), PropertyType::kString);
+  EXPECT_EQ(PropertyTypeOf<uint32_t>(), PropertyType::kUint32);
+  EXPECT_EQ(PropertyTypeOf<IdString32>(), PropertyType::kName);
+  EXPECT_EQ(PropertyTypeOf<Entity>(), PropertyType::kEntity);
+  EXPECT_EQ(PropertyTypeName(PropertyType::kEntity), "entity");
   EXPECT_EQ(TypeOf(PropertyValue(1.5f)), PropertyType::kFloat);
   EXPECT_EQ(PropertyTypeName(PropertyType::kMatrix4x4), "matrix4x4");
   EXPECT_EQ(PropertyTypeName(PropertyType::kVector4), "vector4");

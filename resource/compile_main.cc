@@ -4,11 +4,17 @@
 //   bazel run //resource:compile -- [--skip-unknown] [--endian=little|big]
 //       level.json level.entities      (one command line)
 //
-// Knows the component types whose compile functions are linked in (see
-// RegisterKnownComponentCompilers in resource/known_components.h). Exit status 0 on
+// Knows no component type: resource/ knows none. It checks a level's structure and, with
+// --skip-unknown, writes a blob of its entities, hierarchy and names. A game's own
+// compile tool (component/tools.h; Strata's demo has //engine:compile) knows its
+// components. Exit status 0 on
 // success, 1 on a compile or I/O error (the message names the entity path, component
 // and JSON line/column), 2 on a usage error. Warnings (skipped unknown components) go
-// to stderr.
+// to stderr. File handling is resource/tool_io.h's: relative paths are relative to the
+// directory `bazel run` was started from; the output is written atomically (a failed
+// write leaves the old file and no temporary file) and never replaces the input (the
+// same file, also through a symlink or hard link, is refused before anything is
+// written).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,8 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "resource/entity_compiler.h"
-#include "resource/internal/file_util.h"
-#include "resource/known_components.h"
+#include "resource/tool_io.h"
 
 namespace {
 
@@ -51,14 +56,16 @@ int main(int argc, char** argv) {
     }
   }
   if (paths.size() != 2) return Usage(argv[0]);
-
-  strata::EntityCompiler compiler;
-  absl::Status registered = strata::RegisterKnownComponentCompilers(compiler);
-  if (!registered.ok()) {
-    std::fprintf(stderr, "compile: %s\n", registered.ToString().c_str());
+  const std::string input = strata::ResolveToolPath(paths[0]);
+  const std::string output = strata::ResolveToolPath(paths[1]);
+  // Refused here too, so a large level is not compiled only to be refused.
+  if (absl::Status refused = strata::CheckToolOutputPath(output, {input}); !refused.ok()) {
+    std::fprintf(stderr, "compile: %s\n", refused.ToString().c_str());
     return 1;
   }
-  absl::StatusOr<std::string> text = strata::resource_internal::ReadFileText(paths[0]);
+
+  const strata::EntityCompiler compiler;
+  absl::StatusOr<std::string> text = strata::ReadToolFileText(input);
   if (!text.ok()) {
     std::fprintf(stderr, "compile: %s\n", text.status().ToString().c_str());
     return 1;
@@ -71,7 +78,7 @@ int main(int argc, char** argv) {
   for (const std::string& warning : result->warnings) {
     std::fprintf(stderr, "compile: warning: %s: %s\n", paths[0].c_str(), warning.c_str());
   }
-  absl::Status written = strata::resource_internal::WriteFileBytes(paths[1], result->blob);
+  absl::Status written = strata::WriteToolFileAtomically(output, result->blob, {input});
   if (!written.ok()) {
     std::fprintf(stderr, "compile: %s\n", written.ToString().c_str());
     return 1;

@@ -30,9 +30,14 @@
 //                "children": [ENTITY, ...]}      (optional: entities with this parent)
 //   COMPONENT = {"type": "transform",            (required: the registered type name)
 //                "name": "Transform",            (optional, defaults to the type; unique
-//                                                 within the entity)
+//                                                 within the entity; "#" and 8 hex
+//                                                 digits is that IdString32 itself)
 //                ...fields read by the type's compile function}
-// Entities are numbered depth-first, parents before children.
+// Entities are numbered depth-first, parents before children. An entity-reference
+// field names another entity of the level by its "name" (which must then be unique) or
+// by its path of names from a root, "level/car/wheel", or by its number, "#12" (what
+// export writes for an unnamed entity); references may point forward and entities may
+// refer to each other.
 //
 // Errors (absl::InvalidArgumentError) name the entity path, e.g.
 // `entities[3].children[1] ("wheel")`, the component (`components[0] "transform"`) and,
@@ -57,16 +62,27 @@
 #include "index/id_string.h"
 #include "nlohmann/json.hpp"
 #include "resource/format.h"
+#include "resource/metadata.h"
 
 namespace strata {
+
+// EntityRefFixup: an entity reference a compile function wrote, resolved by the
+// compiler once every entity of the level is known (references may point forward).
+struct EntityRefFixup {
+  size_t offset = 0;       // byte offset of the uint32 in the type's data
+  std::string field;       // the JSON key, for error messages
+  std::string reference;   // an entity name, or a path of names "root/child/grandchild"
+};
 
 // ComponentDataWriter: appends one component instance's binary data in the blob's
 // byte order. Handed to compile functions; not owned by them.
 class ComponentDataWriter {
  public:
-  ComponentDataWriter(Endianness endianness, std::vector<std::byte>* out)
-      : out_(out), start_(out->size()), swap_(endianness != kNativeEndianness),
-        endianness_(endianness) {}
+  ComponentDataWriter(Endianness endianness, std::vector<std::byte>* out,
+                      std::vector<EntityRefFixup>* fixups = nullptr,
+                      std::vector<std::string>* name_texts = nullptr)
+      : out_(out), fixups_(fixups), name_texts_(name_texts), start_(out->size()),
+        swap_(endianness != kNativeEndianness), endianness_(endianness) {}
 
   Endianness endianness() const { return endianness_; }
   // size: bytes written for this instance so far.
@@ -89,6 +105,26 @@ class ComponentDataWriter {
   // WriteBytes: raw bytes, not swapped.
   void WriteBytes(absl::Span<const std::byte> bytes) { Append(bytes.data(), bytes.size()); }
 
+  // WriteEntityRef: a uint32 that the compiler replaces with the number of the entity
+  // `reference` names (its "name", or the path of names from a root joined by '/')
+  // once the whole level is read. `field` names the JSON key in error messages.
+  // FailedPrecondition (returned by Compile) if this writer cannot record references.
+  void WriteEntityRef(absl::string_view field, absl::string_view reference) {
+    if (fixups_ == nullptr) {
+      references_unsupported_ = true;
+    } else {
+      fixups_->push_back(EntityRefFixup{out_->size(), std::string(field), std::string(reference)});
+    }
+    WriteU32(kNoEntityRef);
+  }
+  // WriteName: the IdString32 of `text` ("#" and 8 hex digits: that value itself), and
+  // keeps the text for the resource's name table so tools can print it.
+  void WriteName(absl::string_view text);
+
+  // WriteNoEntityRef: a reference to no entity (JSON null).
+  void WriteNoEntityRef() { WriteU32(kNoEntityRef); }
+  bool references_unsupported() const { return references_unsupported_; }
+
  private:
   void Append(const void* p, size_t n) {
     const auto* bytes = static_cast<const std::byte*>(p);
@@ -96,8 +132,11 @@ class ComponentDataWriter {
   }
 
   std::vector<std::byte>* out_;
+  std::vector<EntityRefFixup>* fixups_;
+  std::vector<std::string>* name_texts_;
   size_t start_;
   bool swap_;
+  bool references_unsupported_ = false;
   Endianness endianness_;
 };
 
@@ -121,6 +160,11 @@ absl::Status ReadString(const nlohmann::json& config, absl::string_view key, std
 absl::Status CheckComponentKeys(const nlohmann::json& config,
                                 std::initializer_list<absl::string_view> allowed);
 
+// ParseNameId: the IdString32 value a name stands for: "#" and 8 lower-case hex digits
+// is that value itself (what tools write for a name whose text they do not have),
+// anything else its hash. `literal`, if not null, says which.
+uint32_t ParseNameId(absl::string_view name, bool* literal = nullptr);
+
 class EntityCompiler {
  public:
   // What Compile does with a component whose type has no registered compile function.
@@ -133,6 +177,28 @@ class EntityCompiler {
     UnknownComponents unknown_components = UnknownComponents::kReject;
     // endianness: byte order of the blob (and of the data compile functions write).
     Endianness endianness = kNativeEndianness;
+    // keep_names: write the metadata sections (resource/metadata.h) with the entity
+    // names and the instance names' text, so tools print, export and save names.
+    bool keep_names = true;
+  };
+
+  // ComponentCompileInfo: everything the compiler knows of one component type.
+  struct ComponentCompileInfo {
+    std::string type_name;
+    CompileFunction compile;
+    // spawn_order: types are stored and spawned in ascending order (ties by name), so
+    // a component that reads another (a mesh reading its transform) spawns later.
+    int spawn_order = 0;
+    // instance_size > 0: every instance is exactly that many bytes (the blob's
+    // stride; Compile fails if the function writes another amount). 0: variable.
+    uint32_t instance_size = 0;
+    // max_per_entity: how many instances of this type one entity may have (0: any).
+    // The compiler rejects more, so a blob it writes never fails to spawn for it.
+    uint32_t max_per_entity = 0;
+    // layout: the declared instance layout as text (fields, types, sizes); when not
+    // empty it goes into the strata.layouts section and its XXH32 into the section's
+    // layout_fingerprint, so a spawner can refuse bytes laid out differently.
+    std::string layout;
   };
 
   struct Result {
@@ -156,6 +222,11 @@ class EntityCompiler {
   // registered; InvalidArgument if it is empty.
   absl::Status RegisterComponentCompiler(absl::string_view type_name, CompileFunction compile,
                                          int spawn_order, uint32_t instance_size = 0);
+  // RegisterComponentCompiler(info): the same with every option. InvalidArgument also if
+  // the name begins with "strata." (reserved for metadata sections).
+  absl::Status RegisterComponentCompiler(ComponentCompileInfo info);
+  // IsRegistered: whether `type_name` has a compile function.
+  bool IsRegistered(absl::string_view type_name) const { return by_name_.contains(type_name); }
 
   // Compile: parses `json_text` (see the level format above) and returns the blob.
   // O(JSON size + total instance data). Errors are InvalidArgument with the entity path,
@@ -165,11 +236,9 @@ class EntityCompiler {
 
  private:
   struct Registration {
-    std::string name;
+    ComponentCompileInfo info;
     IdString32 id;
-    CompileFunction compile;
-    int spawn_order = 0;
-    uint32_t instance_size = 0;
+    uint32_t fingerprint = 0;
   };
 
   std::vector<Registration> registrations_;

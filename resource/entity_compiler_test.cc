@@ -57,8 +57,13 @@ float F32At(absl::Span<const std::byte> data, size_t offset) {
   return f;
 }
 
+// Types: the component sections of `view`, without the metadata sections.
 std::vector<ComponentTypeView> Types(const EntityResourceView& view) {
-  return {view.component_types().begin(), view.component_types().end()};
+  std::vector<ComponentTypeView> types;
+  for (const ComponentTypeView& type : view.component_types()) {
+    if (!IsMetadataSection(type.type)) types.push_back(type);
+  }
+  return types;
 }
 
 constexpr char kCarLevel[] = R"({"entities": [
@@ -192,8 +197,8 @@ TEST(EntityCompiler, UnknownComponentsRejectedOrSkipped) {
                           HasSubstr("entities[1].children[0].components[1]: skipped component of unknown type \"ai\"")));
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(result.blob));
   EXPECT_EQ(view.num_entities(), 3u);
-  ASSERT_EQ(view.num_component_types(), 1u);
-  EXPECT_EQ((*view.component_types().begin()).type, IdString32("position"));
+  ASSERT_EQ(Types(view).size(), 1u);
+  EXPECT_EQ(Types(view)[0].type, IdString32("position"));
 }
 
 TEST(EntityCompiler, ComponentNamesUniqueWithinAnEntity) {
@@ -215,7 +220,7 @@ TEST(EntityCompiler, ComponentNamesUniqueWithinAnEntity) {
                                                          {"type": "render_data", "name": "Sky"}]},
                                         {"components": [{"type": "render_data", "name": "Fog"}]}]})", {}));
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(result.blob));
-  const ComponentTypeView type = *view.component_types().begin();
+  const ComponentTypeView type = Types(view)[0];
   EXPECT_THAT(type.entity_index, ElementsAre(0u, 0u, 1u));
   EXPECT_EQ(type.name(1), IdString32("Sky"));
 }
@@ -256,7 +261,7 @@ TEST(EntityCompiler, WritesTheOtherEndianness) {
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(native.blob));
   ASSERT_EQ(native.blob.size(), swapped.blob.size());
   // The compile functions' floats are swapped too: the position section's data.
-  const ComponentTypeView position = *view.component_types().begin();
+  const ComponentTypeView position = Types(view)[0];
   const size_t data = static_cast<size_t>(position.data.data() - native.blob.data());
   for (size_t b = 0; b < 4; ++b) {
     EXPECT_EQ(native.blob[data + b], swapped.blob[data + 3 - b]);
@@ -346,7 +351,7 @@ TEST(EntityCompiler, RandomLevelsMatchNaiveModel) {
     ASSERT_TRUE(std::equal(parents.begin(), parents.end(), view.parent_index().begin(),
                            view.parent_index().end()));
     std::vector<uint32_t> got_position, got_render, got_position_names;
-    for (const ComponentTypeView& type : view.component_types()) {
+    for (const ComponentTypeView& type : Types(view)) {
       if (type.type == IdString32("position")) {
         got_position.assign(type.entity_index.begin(), type.entity_index.end());
         got_position_names.assign(type.names.begin(), type.names.end());

@@ -45,6 +45,7 @@
 #include "entity/entity_manager.h"
 #include "index/id_string.h"
 #include "resource/format.h"
+#include "resource/metadata.h"
 
 namespace strata {
 
@@ -66,6 +67,11 @@ struct ComponentSpawnBatch {
   absl::Span<const uint32_t> names;
   uint32_t instance_stride = 0;
   absl::Span<const std::byte> data;
+  // layout_fingerprint / layout: the instance layout the blob's writer declared for
+  // this type (resource/metadata.h's strata.layouts); 0 / empty when it declared none.
+  // A spawn function with a declared layout compares them with its own.
+  uint32_t layout_fingerprint = 0;
+  absl::string_view layout;
   // context: the pointer the caller passed to Spawn, untouched.
   void* context = nullptr;
 
@@ -110,7 +116,9 @@ class EntitySpawner {
 
   // RegisterComponentSpawner: `spawn` handles sections whose type is
   // IdString32(type_name). AlreadyExists if that id is registered (also for another
-  // name with the same hash); InvalidArgument if the name or function is empty.
+  // name with the same hash); InvalidArgument if the name or function is empty, or the
+  // name is reserved for metadata sections (resource/metadata.h), which Spawn passes
+  // over without counting them.
   absl::Status RegisterComponentSpawner(absl::string_view type_name, SpawnFunction spawn);
 
   // HasSpawner: whether a spawn function is registered for `type`. O(1).

@@ -138,8 +138,7 @@ absl::StatusOr<EntityResourceView> EntityResourceView::Create(
       return Corrupt(absl::StrCat(where(), ": component type ", IdString32::FromValue(type).DebugString(),
                                   " appears twice"));
     }
-    if (Load32(section + layout::kSectionReservedOffset) != 0 ||
-        Load32(section + layout::kSectionReservedOffset + 4) != 0) {
+    if (Load32(section + layout::kSectionReservedOffset) != 0) {
       return Corrupt(absl::StrCat(where(), ": reserved field is not 0"));
     }
     if (data_offset != layout::DataOffset(num_instances)) {
@@ -186,6 +185,7 @@ ComponentTypeView EntityResourceView::Iterator::operator*() const {
   view.type = IdString32::FromValue(Field(layout::kSectionTypeOffset));
   view.num_instances = Field(layout::kSectionNumInstancesOffset);
   view.instance_stride = Field(layout::kSectionStrideOffset);
+  view.layout_fingerprint = Field(layout::kSectionLayoutFingerprintOffset);
   // NOTE: validated: the blob start is 16-aligned and every array offset a multiple of
   // 4, so the uint32 arrays are aligned for in-place reads.
   const auto* entity_index =
@@ -301,6 +301,7 @@ absl::StatusOr<std::vector<std::byte>> WriteEntityResource(const EntityResourceC
     out.Put32(offset + layout::kSectionDataSizeOffset, static_cast<uint32_t>(type.data.size()));
     out.Put32(offset + layout::kSectionDataOffsetOffset, static_cast<uint32_t>(data_offset));
     out.Put32(offset + layout::kSectionSizeOffset, static_cast<uint32_t>(section_size));
+    out.Put32(offset + layout::kSectionLayoutFingerprintOffset, type.layout_fingerprint);
     for (uint64_t i = 0; i < n; ++i) {
       out.Put32(offset + layout::kSectionEntityIndexOffset + 4 * i, type.entity_index[i]);
       out.Put32(offset + layout::kSectionEntityIndexOffset + 4 * (n + i), type.names[i]);

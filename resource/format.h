@@ -30,7 +30,8 @@
 //   num_component_types sections, in spawn order, each 16-aligned:
 //     section header (32 bytes): component identifier (IdString32 of the type name),
 //       num_instances, instance_stride (0 = variable-size instances), data_size,
-//       data_offset (from the section start), section_size, reserved 0, reserved 0
+//       data_offset (from the section start), section_size, layout_fingerprint
+//       (0 = none; see ComponentTypeView::layout_fingerprint), reserved 0
 //     entity_index[num_instances]              (< num_entities)
 //     name[num_instances]                      (IdString32 of each instance's name)
 //     zero padding to 16
@@ -61,6 +62,8 @@ namespace strata {
 
 // kNoParent: parent_index value of a root entity.
 inline constexpr uint32_t kNoParent = 0xFFFFFFFFu;
+// kNoEntityRef: the value of an entity-reference field that refers to no entity.
+inline constexpr uint32_t kNoEntityRef = 0xFFFFFFFFu;
 
 // Endianness: the byte order a blob is written in. Only blobs in the reading machine's
 // order are accepted; the compiler can write the other order for another platform.
@@ -79,7 +82,7 @@ const char* EndiannessName(Endianness endianness);
 // blobs. NOTE: changing any of these changes the file format: bump kFormatVersion.
 namespace entity_resource_layout {
 inline constexpr char kMagic[4] = {'S', 'T', 'R', 'E'};
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint32_t kEndianMarker = 0x01020304u;
 // Alignment of the blob start, of every section and of every section's instance data.
 inline constexpr size_t kAlignment = 16;
@@ -103,7 +106,8 @@ inline constexpr size_t kSectionStrideOffset = 8;
 inline constexpr size_t kSectionDataSizeOffset = 12;
 inline constexpr size_t kSectionDataOffsetOffset = 16;
 inline constexpr size_t kSectionSizeOffset = 20;
-inline constexpr size_t kSectionReservedOffset = 24;  // two uint32, both 0
+inline constexpr size_t kSectionLayoutFingerprintOffset = 24;
+inline constexpr size_t kSectionReservedOffset = 28;  // one uint32, 0
 inline constexpr size_t kSectionEntityIndexOffset = kSectionHeaderSize;
 // The format stores sizes as uint32: a blob is smaller than 4 GiB.
 inline constexpr uint64_t kMaxBlobSize = 0xFFFFFFF0u;
@@ -130,6 +134,10 @@ struct ComponentTypeView {
   // names[i]: IdString32 value of instance i's name; see name(i).
   absl::Span<const uint32_t> names;
   absl::Span<const std::byte> data;
+  // layout_fingerprint: a hash of the instance layout the writer declared (field names,
+  // types and sizes), so a reader can tell that the bytes mean what it expects; 0 when
+  // the writer declared none.
+  uint32_t layout_fingerprint = 0;
   // offset: where the section starts in the blob (for diagnostics).
   size_t offset = 0;
 
@@ -251,6 +259,7 @@ class EntityResourceView::Range {
 struct ComponentTypeContents {
   IdString32 type;
   uint32_t instance_stride = 0;
+  uint32_t layout_fingerprint = 0;
   std::vector<uint32_t> entity_index;
   std::vector<uint32_t> names;
   std::vector<std::byte> data;

@@ -345,7 +345,7 @@ TEST(EntityResourceView, RejectsWrongMagicVersionAndEndianness) {
     Put32(blob, layout::kVersionOffset, layout::kFormatVersion + 1);
     FixChecksum(blob);
     EXPECT_THAT(EntityResourceView::Create(blob),
-                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("format version 2")));
+                StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("format version 3")));
   }
   {
     std::vector<std::byte> blob = SmallBlob();

@@ -27,4 +27,34 @@ echo "{not json" > "$out.bad"
 if "$tool" "$out.bad" --out "$out" 2> "$out.err"; then
   echo "accepted malformed JSON"; exit 1
 fi
+
+# Option suffixes (min_time:, real_time) are not part of the series or of N.
+cat > "$out.suffixed.json" <<'JSON'
+{"context": {"date": "2026-01-01T00:00:00+00:00", "num_cpus": 2, "mhz_per_cpu": 2600},
+ "benchmarks": [
+  {"name": "BM_X/A/10/min_time:0.200/real_time_median", "run_name": "BM_X/A/10/min_time:0.200/real_time",
+   "run_type": "aggregate", "aggregate_name": "median", "real_time": 1, "cpu_time": 1, "ns": 1.0},
+  {"name": "BM_X/A/100/min_time:0.200/real_time_median", "run_name": "BM_X/A/100/min_time:0.200/real_time",
+   "run_type": "aggregate", "aggregate_name": "median", "real_time": 1, "cpu_time": 1, "ns": 2.0}
+ ]}
+JSON
+rm -rf "$out"
+"$tool" "$out.suffixed.json" --out "$out" --reference "article=10:1.5,100:1.5" > "$out.list"
+[[ "$(cat "$out.list")" == "$out/BM_X_ns.png" ]] || { echo "suffixes not stripped"; cat "$out.list"; exit 1; }
+
+# A malformed reference is rejected before anything is drawn.
+if "$tool" "$out.suffixed.json" --out "$out" --reference "article=10" 2> "$out.err"; then
+  echo "accepted a malformed --reference"; exit 1
+fi
+grep -q "bad point" "$out.err" || { echo "unclear --reference error"; cat "$out.err"; exit 1; }
+
+# tools/plot_readme_charts draws the index charts with the article's lines beside ours.
+readme_charts="$(dirname "$tool")/plot_readme_charts"
+rm -rf "$out"
+"$readme_charts" --index "$sample" --out "$out" > "$out.list"
+[[ -s "$out/BM_EntityIndex_us_per_entity.png" && -s "$out/BM_EntityIndex_memory_mb.png" ]] \
+  || { echo "plot_readme_charts did not write both index charts"; exit 1; }
+if "$readme_charts" --out "$out" 2> /dev/null; then
+  echo "plot_readme_charts ran without a JSON file"; exit 1
+fi
 echo "PASS"

@@ -266,6 +266,9 @@ class TransformComponent {
 
   // size: live instances. dirty_count: nodes in the dirty range (deferred mode).
   size_t size() const { return size_; }
+  // EntityAt: the entity of the instance at array position `position` < size(), for
+  // walking every transform (positions change on Destroy and in deferred updates).
+  Entity EntityAt(size_t position) const { return entity_[position]; }
   size_t dirty_count() const { return size_ - first_dirty_; }
   size_t capacity() const { return capacity_; }
   // MemoryUsage: bytes owned (the SoA block, the entity map, scratch vectors).

@@ -8,9 +8,8 @@
 #include "transform/matrix.h"
 
 namespace strata {
-namespace {
 
-absl::Status CompileTransform(const nlohmann::json& config, ComponentDataWriter& out) {
+absl::Status CompileTransformJson(const nlohmann::json& config, ComponentDataWriter& out) {
   STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"position", "rotation", "scale"}));
   float position[3] = {0, 0, 0};
   float rotation[4] = {0, 0, 0, 1};
@@ -18,20 +17,29 @@ absl::Status CompileTransform(const nlohmann::json& config, ComponentDataWriter&
   STRATA_RETURN_IF_ERROR(ReadFloats(config, "position", absl::MakeSpan(position)));
   STRATA_RETURN_IF_ERROR(ReadFloats(config, "rotation", absl::MakeSpan(rotation)));
   STRATA_RETURN_IF_ERROR(ReadFloats(config, "scale", absl::MakeSpan(scale)));
+  // NOTE: normalised here in double: a float component near float's limit (3e38) has
+  // a square that overflows float, and Compose's own float normalisation would then
+  // fall back to the identity. Every float's square fits in double, so any non-zero
+  // quaternion is normalised exactly enough, however large or small its components.
   const double norm2 = double{rotation[0]} * rotation[0] + double{rotation[1]} * rotation[1] +
                        double{rotation[2]} * rotation[2] + double{rotation[3]} * rotation[3];
-  if (!(norm2 > 1e-12) || !std::isfinite(norm2)) {
+  if (!(norm2 > 0) || !std::isfinite(norm2)) {
     return absl::InvalidArgumentError("\"rotation\": expected a non-zero quaternion [x, y, z, w]");
   }
-  const Matrix4x4 local =
-      Matrix4x4::Compose(Vector3{position[0], position[1], position[2]},
-                         Quaternion{rotation[0], rotation[1], rotation[2], rotation[3]},
-                         Vector3{scale[0], scale[1], scale[2]});
+  const double inverse_norm = 1.0 / std::sqrt(norm2);
+  const Quaternion unit{static_cast<float>(rotation[0] * inverse_norm),
+                        static_cast<float>(rotation[1] * inverse_norm),
+                        static_cast<float>(rotation[2] * inverse_norm),
+                        static_cast<float>(rotation[3] * inverse_norm)};
+  const Matrix4x4 local = Matrix4x4::Compose(Vector3{position[0], position[1], position[2]}, unit,
+                                             Vector3{scale[0], scale[1], scale[2]});
   // Every element is finite: ReadFloats rejects values outside float's range and
   // Compose scales a unit rotation, so no element exceeds |scale| or |position|.
   for (float f : local.m) out.WriteF32(f);
   return absl::OkStatus();
 }
+
+namespace {
 
 TransformComponent* DefaultFromContext(void* context) {
   return static_cast<TransformComponent*>(context);
@@ -84,7 +92,7 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
 }
 
 absl::Status RegisterTransformCompiler(EntityCompiler& compiler, int spawn_order) {
-  return compiler.RegisterComponentCompiler(kTransformTypeName, CompileTransform, spawn_order,
+  return compiler.RegisterComponentCompiler(kTransformTypeName, CompileTransformJson, spawn_order,
                                             kTransformInstanceSize);
 }
 

@@ -47,6 +47,10 @@ inline constexpr int kTransformSpawnOrder = 0;
 // kTransformInstanceSize: one local Matrix4x4.
 inline constexpr uint32_t kTransformInstanceSize = 64;
 
+// CompileTransformJson: the "transform" compile function: one component's JSON (see
+// above) into its 64-byte local matrix.
+absl::Status CompileTransformJson(const nlohmann::json& config, ComponentDataWriter& out);
+
 // RegisterTransformCompiler: registers the "transform" compile function. AlreadyExists
 // if the compiler already has one.
 absl::Status RegisterTransformCompiler(EntityCompiler& compiler,

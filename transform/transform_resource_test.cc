@@ -113,6 +113,47 @@ TEST(TransformResource, CompileErrorsNameTheEntity) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown key \"positon\"")));
 }
 
+// Components whose squares overflow (or underflow) float still give their rotation:
+// (3e38, 0, 0, 1) is a half turn about x, not the identity.
+TEST(TransformResource, RotationIsNormalisedWithoutOverflow) {
+  struct Case {
+    const char* rotation;
+    Quaternion unit;
+  };
+  const Case cases[] = {
+      {"[3e38, 0, 0, 1]", {1, 0, 0, 0}},
+      {"[-3.4e38, 0, 0, 0]", {-1, 0, 0, 0}},
+      {"[0, 3e38, 0, 3e38]", {0, 0.70710678f, 0, 0.70710678f}},
+      {"[3e38, 3e38, 3e38, 3e38]", {0.5f, 0.5f, 0.5f, 0.5f}},
+      {"[1e-30, 0, 0, 0]", {1, 0, 0, 0}},
+      {"[0, 0, 1e-45, 1e-45]", {0, 0, 0.70710678f, 0.70710678f}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.rotation);
+    Fixture f;
+    std::vector<std::byte> blob;
+    STRATA_ASSERT_OK_AND_ASSIGN(
+        std::vector<Entity> e,
+        f.CompileAndSpawn(absl::StrCat(R"({"entities": [{"components": [{"type": "transform", "rotation": )",
+                                       c.rotation, "}]}]}"),
+                          &blob));
+    ASSERT_EQ(e.size(), 1u);
+    const Matrix4x4 local = f.transforms.Local(f.transforms.Lookup(e[0]));
+    ExpectNear(local, Matrix4x4::Compose({0, 0, 0}, c.unit, {1, 1, 1}));
+  }
+  // The half turn about x, spelled out: diagonal (1, -1, -1).
+  Fixture f;
+  std::vector<std::byte> blob;
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      std::vector<Entity> e,
+      f.CompileAndSpawn(R"({"entities": [{"components": [{"type": "transform", "rotation": [3e38, 0, 0, 1]}]}]})",
+                        &blob));
+  const Matrix4x4 local = f.transforms.Local(f.transforms.Lookup(e[0]));
+  EXPECT_NEAR(local.m[0], 1, 1e-6f);
+  EXPECT_NEAR(local.m[5], -1, 1e-6f);
+  EXPECT_NEAR(local.m[10], -1, 1e-6f);
+}
+
 TEST(TransformResource, TwoTransformsOnOneEntityRollsBack) {
   Fixture f;
   std::vector<std::byte> blob;

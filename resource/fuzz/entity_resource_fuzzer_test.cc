@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "resource/format.h"
-#include "resource/internal/file_util.h"
+#include "resource/tool_io.h"
 #include "testing/random.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -29,7 +29,7 @@ std::vector<std::vector<std::byte>> LoadCorpus() {
   std::sort(paths.begin(), paths.end());  // deterministic order for the mutations
   std::vector<std::vector<std::byte>> corpus;
   for (const std::string& path : paths) {
-    absl::StatusOr<std::vector<std::byte>> bytes = resource_internal::ReadFileBytes(path);
+    absl::StatusOr<std::vector<std::byte>> bytes = ReadToolFile(path);
     EXPECT_TRUE(bytes.ok()) << bytes.status();
     if (bytes.ok()) corpus.push_back(std::move(*bytes));
   }

@@ -1,7 +1,7 @@
 // Writes the fuzz seed corpus (resource/testdata/fuzz_corpus/): level JSON texts and
 // the blobs the compiler makes of them (native and other-endian), using the fuzz
 // component types. Rerun after a format change:
-//   bazel run //resource:make_fuzz_corpus -- $PWD/resource/testdata/fuzz_corpus
+//   bazel run //resource:make_fuzz_corpus -- resource/testdata/fuzz_corpus
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "resource/format.h"
 #include "resource/fuzz/fuzz_components.h"
-#include "resource/internal/file_util.h"
+#include "resource/tool_io.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ constexpr Level kLevels[] = {
 };
 
 bool Write(const std::string& path, absl::Span<const std::byte> bytes) {
-  absl::Status status = strata::resource_internal::WriteFileBytes(path, bytes);
+  absl::Status status = strata::WriteToolFileAtomically(path, bytes, {});
   if (!status.ok()) std::fprintf(stderr, "%s\n", status.ToString().c_str());
   return status.ok();
 }
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
     return 2;
   }
-  const std::string dir = argv[1];
+  const std::string dir = strata::ResolveToolPath(argv[1]);
   for (const Level& level : kLevels) {
     const std::string json = level.json;
     if (!Write(absl::StrCat(dir, "/", level.name, ".json"),

@@ -1,27 +1,28 @@
 // A plain main for the fuzz target when it is built without libFuzzer (the gcc build):
 // runs LLVMFuzzerTestOneInput on every file named on the command line (directories are
 // walked), so `bazel run //resource:entity_resource_fuzzer -- crash-file` reproduces a
-// finding without clang.
+// finding without clang. Relative paths are relative to where `bazel run` was started.
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "resource/internal/file_util.h"
+#include "resource/tool_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 int main(int argc, char** argv) {
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
+    const std::string arg = strata::ResolveToolPath(argv[i]);
     std::error_code error;
-    if (std::filesystem::is_directory(argv[i], error)) {
-      for (const auto& entry : std::filesystem::directory_iterator(argv[i], error)) {
+    if (std::filesystem::is_directory(arg, error)) {
+      for (const auto& entry : std::filesystem::directory_iterator(arg, error)) {
         if (entry.is_regular_file()) files.push_back(entry.path().string());
       }
     } else {
-      files.push_back(argv[i]);
+      files.push_back(arg);
     }
   }
   if (files.empty()) {
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const std::string& file : files) {
-    absl::StatusOr<std::vector<std::byte>> bytes = strata::resource_internal::ReadFileBytes(file);
+    absl::StatusOr<std::vector<std::byte>> bytes = strata::ReadToolFile(file);
     if (!bytes.ok()) {
       std::fprintf(stderr, "%s\n", bytes.status().ToString().c_str());
       return 1;

@@ -25,8 +25,8 @@
 // Destroying the entity in the EntityManager removes the data (EntityPages listens
 // for destroys).
 // Thread-safety: that of EntityPages.
-#ifndef STRATA_ENGINE_PAGE_COMPONENT_H_
-#define STRATA_ENGINE_PAGE_COMPONENT_H_
+#ifndef STRATA_COMPONENT_PAGE_COMPONENT_H_
+#define STRATA_COMPONENT_PAGE_COMPONENT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -50,8 +50,7 @@ namespace strata {
 
 template <typename T>
 class PageComponentManager final : public ComponentManager {
-  static_assert(std::is_trivially_copyable_v<T> && !std::is_empty_v<T>,
-                "page components are plain data copied with memcpy");
+  static_assert(std::is_trivially_copyable_v<T>, "page components are plain data copied with memcpy");
 
  public:
   // Register: registers T in `pages` under `type_name` and returns its manager.
@@ -101,6 +100,11 @@ class PageComponentManager final : public ComponentManager {
   // Get: the data of a valid instance (from Create or Lookup). O(1): the slot table,
   // then the page.
   T& Get(Instance instance) const {
+    if constexpr (std::is_empty_v<T>) {
+      // A tag takes no page storage; every instance reads the one empty value.
+      static T tag;
+      return tag;
+    }
     void* data = pages_->TryGetByIndex(instance.index, component_.id);
     ABSL_HARDENING_ASSERT(data != nullptr);
     return *static_cast<T*>(data);
@@ -127,8 +131,8 @@ class PageComponentManager final : public ComponentManager {
       }
     }
     for (size_t i = 0; i < owners.size(); ++i) {
-      T value;
-      std::memcpy(&value, data.data() + i * sizeof(T), sizeof(T));
+      T value{};
+      if constexpr (!std::is_empty_v<T>) std::memcpy(&value, data.data() + i * sizeof(T), sizeof(T));
       absl::Status status = pages_->Add(owners[i], component_, value);
       if (!status.ok()) {
         for (size_t j = 0; j < i; ++j) pages_->Remove(owners[j], component_.id).IgnoreError();
@@ -158,4 +162,4 @@ class PageComponentManager final : public ComponentManager {
 
 }  // namespace strata
 
-#endif  // STRATA_ENGINE_PAGE_COMPONENT_H_
+#endif  // STRATA_COMPONENT_PAGE_COMPONENT_H_

@@ -1,0 +1,303 @@
+#include "component/component_type.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "base/user_text.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "base/status_macros.h"
+
+namespace strata {
+
+absl::StatusOr<ComponentType> ComponentType::FromCustom(Custom custom) {
+  if (custom.name.empty()) return absl::InvalidArgumentError("component type name is empty");
+  if (!custom.compile || !custom.export_instance || !custom.make_store) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("component type \"", custom.name, "\": compile, export and store are required"));
+  }
+  ComponentType type;
+  type.name_ = std::move(custom.name);
+  type.id_ = IdString32(type.name_);
+  type.spawn_order_ = custom.spawn_order;
+  type.storage_ = ComponentStorage::kCustom;
+  type.instance_size_ = custom.instance_size;
+  type.max_per_entity_ = custom.max_per_entity;
+  type.layout_ = std::move(custom.layout);
+  type.fingerprint_ = type.layout_.empty() ? 0 : IdString32::Hash(type.layout_);
+  type.compile_ = std::move(custom.compile);
+  type.export_ = std::move(custom.export_instance);
+  type.make_store_ = std::move(custom.make_store);
+  return type;
+}
+
+absl::Status ComponentType::RegisterCompiler(EntityCompiler& compiler) const {
+  EntityCompiler::ComponentCompileInfo info;
+  info.type_name = name_;
+  info.compile = [this](const nlohmann::json& config, ComponentDataWriter& out) {
+    return Compile(config, out);
+  };
+  info.spawn_order = spawn_order_;
+  info.instance_size = instance_size_;
+  info.max_per_entity = max_per_entity_;
+  info.layout = layout_;
+  return compiler.RegisterComponentCompiler(std::move(info));
+}
+
+namespace component_internal {
+
+absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& config,
+                             ComponentDataWriter& out) {
+  if (!config.is_object()) return absl::InvalidArgumentError("component: expected an object");
+  const absl::Span<const FieldInfo> fields = type.fields();
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "type") continue;
+    if (key == "name") {
+      // A page-stored type has one instance per entity, always named after the type.
+      if (type.storage() == ComponentStorage::kPages &&
+          (!it->is_string() || it->get_ref<const std::string&>() != type.name())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "\"name\": a ", type.name(), " is always named \"", type.name(), "\" (one per entity)"));
+      }
+      continue;
+    }
+    bool known = false;
+    for (const FieldInfo& f : fields) known = known || f.name == key;
+    if (!known) {
+      std::vector<absl::string_view> names;
+      for (const FieldInfo& f : fields) names.push_back(f.name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown key \"", UserText(key), "\" (",
+                                                     type.name(), " has: ",
+                                                     names.empty() ? "no fields" : absl::StrJoin(names, ", "),
+                                                     ")"));
+    }
+  }
+  for (const FieldInfo& f : fields) {
+    auto it = config.find(f.name);
+    STRATA_RETURN_IF_ERROR(
+        CompileField(f, it == config.end() ? nullptr : &*it, type.defaults().data(), out));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<nlohmann::json> ExportDeclared(const ComponentType& type,
+                                              absl::Span<const std::byte> instance,
+                                              const FieldTextLookup& lookup) {
+  if (instance.size() != type.instance_size()) {
+    return absl::DataLossError(absl::StrCat("component type \"", type.name(), "\": instance of ",
+                                            instance.size(), " bytes, declared ",
+                                            type.instance_size()));
+  }
+  nlohmann::json object = nlohmann::json::object();
+  for (const FieldInfo& f : type.fields()) {
+    object[f.name] = ExportField(f, instance.data() + f.blob_offset, lookup);
+  }
+  return object;
+}
+
+absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const FieldInfo> fields,
+                                 size_t struct_size) {
+  auto error = [&](const FieldInfo& f, absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("component type \"", type_name, "\": field \"", UserText(f.name), "\": ", what));
+  };
+  if (absl::StartsWith(type_name, "strata.")) {
+    return absl::InvalidArgumentError(absl::StrCat("component type \"", UserText(type_name),
+                                                   "\": names beginning with \"strata.\" are reserved"));
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const FieldInfo& f = fields[i];
+    if (f.name.empty()) return error(f, "empty field name");
+    if (f.name == "type" || f.name == "name") return error(f, "\"type\" and \"name\" are the component's own keys");
+    if (f.name.find_first_of(":;") != std::string::npos) return error(f, "field names may not contain ':' or ';'");
+    const size_t size = FieldMemorySize(f.type);
+    if (f.offset + size > struct_size) {
+      return error(f, absl::StrCat(FieldTypeName(f.type), " needs ", size, " bytes at offset ",
+                                   f.offset, ", but the struct has ", struct_size));
+    }
+    if (f.min && f.max && *f.min > *f.max) return error(f, "min is greater than max");
+    if ((f.min || f.max) && f.type != FieldType::kF32 && f.type != FieldType::kI32 &&
+        f.type != FieldType::kU32) {
+      return error(f, absl::StrCat("a range needs a numeric field, not ", FieldTypeName(f.type)));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      const FieldInfo& g = fields[j];
+      if (g.name == f.name) return error(f, "declared twice");
+      const size_t g_size = FieldMemorySize(g.type);
+      if (f.offset < g.offset + g_size && g.offset < f.offset + size) {
+        return error(f, absl::StrCat("overlaps field \"", g.name, "\""));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace component_internal
+
+std::string LayoutText(absl::Span<const FieldInfo> fields) {
+  std::string text;
+  for (const FieldInfo& f : fields) {
+    absl::StrAppend(&text, text.empty() ? "" : ";", f.name, ":", FieldTypeName(f.type), ":",
+                    FieldBlobSize(f.type));
+  }
+  return text;
+}
+
+namespace {
+
+struct BlobField {
+  absl::string_view name;
+  absl::string_view type;
+  uint32_t size = 0;
+  uint32_t offset = 0;
+};
+
+absl::StatusOr<std::vector<BlobField>> ParseLayout(absl::string_view layout) {
+  std::vector<BlobField> fields;
+  uint32_t offset = 0;
+  for (absl::string_view part : absl::StrSplit(layout, ';', absl::SkipEmpty())) {
+    std::vector<absl::string_view> pieces = absl::StrSplit(part, ':');
+    BlobField f;
+    if (pieces.size() != 3 || !absl::SimpleAtoi(pieces[2], &f.size) || f.size == 0 ||
+        f.size > 1024) {
+      return absl::DataLossError(absl::StrCat("malformed layout entry \"", part, "\""));
+    }
+    f.name = pieces[0];
+    f.type = pieces[1];
+    f.offset = offset;
+    offset += f.size;
+    fields.push_back(f);
+  }
+  return fields;
+}
+
+}  // namespace
+
+absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSpawnBatch& batch) {
+  SpawnPlan plan;
+  const absl::Span<const FieldInfo> fields = type.fields();
+  if (batch.layout_fingerprint == type.fingerprint() && batch.instance_stride == type.instance_size()) {
+    // A validated view is always in this machine's byte order.
+    plan.identity = true;
+    uint32_t expected = 0;
+    for (const FieldInfo& f : fields) {
+      plan.blob_offset.push_back(f.blob_offset);
+      plan.identity = plan.identity && f.offset == expected && f.type != FieldType::kBool &&
+                      f.type != FieldType::kEntity;
+      expected += FieldBlobSize(f.type);
+    }
+    plan.identity = plan.identity && expected == type.cpp_size();
+    return plan;
+  }
+  auto mismatch = [&](absl::string_view what) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("component type \"", type.name(), "\": the blob's layout differs from the "
+                     "declaration: ", what));
+  };
+  // A tag's blob (no layout, no bytes) holds no field the declaration could lose: a
+  // tag that gained fields since spawns with their defaults (a migration).
+  const bool tag_blob = batch.layout.empty() && batch.layout_fingerprint == 0 && batch.instance_stride == 0;
+  if (batch.layout.empty() && !tag_blob) {
+    return mismatch(absl::StrCat("the blob declares no layout (fingerprint ", batch.layout_fingerprint,
+                                 ", declared \"", type.layout(), "\")"));
+  }
+  if (!tag_blob && IdString32::Hash(batch.layout) != batch.layout_fingerprint) {
+    return absl::DataLossError(absl::StrCat("component type \"", type.name(),
+                                            "\": the blob's layout text does not match its fingerprint"));
+  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<BlobField> blob_fields, ParseLayout(batch.layout));
+  uint32_t blob_size = 0;
+  absl::flat_hash_map<absl::string_view, const BlobField*> by_name;
+  for (const BlobField& f : blob_fields) {
+    blob_size += f.size;
+    by_name[f.name] = &f;
+  }
+  if (blob_size != batch.instance_stride) {
+    return absl::DataLossError(absl::StrCat("component type \"", type.name(), "\": layout of ",
+                                            blob_size, " bytes, stride ", batch.instance_stride));
+  }
+  // The first blob field the declaration cannot take, in blob order.
+  for (const BlobField& b : blob_fields) {
+    const FieldInfo* declared = nullptr;
+    for (const FieldInfo& f : fields) {
+      if (f.name == b.name) declared = &f;
+    }
+    if (declared == nullptr) {
+      return mismatch(absl::StrCat("field \"", b.name, "\" (", b.type,
+                                   ") is not declared; spawning would lose it"));
+    }
+    if (FieldTypeName(declared->type) != b.type || FieldBlobSize(declared->type) != b.size) {
+      return mismatch(absl::StrCat("field \"", b.name, "\" is ", b.type, " (", b.size,
+                                   " bytes) in the blob, ", FieldTypeName(declared->type), " (",
+                                   FieldBlobSize(declared->type), " bytes) in the declaration"));
+    }
+  }
+  for (const FieldInfo& f : fields) {
+    auto it = by_name.find(f.name);
+    plan.blob_offset.push_back(it == by_name.end() ? -1 : int64_t{it->second->offset});
+  }
+  return plan;
+}
+
+absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
+                             const ComponentSpawnBatch& batch, std::vector<std::byte>* out) {
+  const size_t size = type.cpp_size();
+  out->resize(size * batch.num_instances);
+  const absl::Span<const FieldInfo> fields = type.fields();
+  for (uint32_t i = 0; i < batch.num_instances; ++i) {
+    std::byte* object = out->data() + i * size;
+    const std::byte* instance = batch.data.data() + size_t{i} * batch.instance_stride;
+    if (plan.identity) {
+      std::memcpy(object, instance, size);
+      continue;
+    }
+    std::memcpy(object, type.defaults().data(), size);
+    for (size_t f = 0; f < fields.size(); ++f) {
+      if (plan.blob_offset[f] < 0) continue;
+      absl::Status status = DecodeField(fields[f], instance + plan.blob_offset[f], batch.entities, object);
+      if (!status.ok()) {
+        return absl::Status(status.code(), absl::StrCat("instance ", i, ": ", status.message()));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void EncodeInstance(const ComponentType& type, const std::byte* object,
+                    const std::function<uint32_t(Entity)>& number_of, std::vector<std::byte>* out) {
+  const size_t start = out->size();
+  out->resize(start + type.instance_size());
+  for (const FieldInfo& f : type.fields()) {
+    EncodeField(f, object, number_of, out->data() + start + f.blob_offset);
+  }
+}
+
+absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager,
+                                   absl::Span<const Entity> owners,
+                                   absl::Span<const uint32_t> names) {
+  if (owners.empty()) return absl::OkStatus();
+  // The common case: every instance under one name (the type's), one batch call.
+  bool one_name = true;
+  for (uint32_t name : names) one_name = one_name && name == names[0];
+  if (one_name) return index.RegisterComponent(owners, manager, IdString32::FromValue(names[0]));
+  absl::flat_hash_map<uint32_t, std::vector<Entity>> by_name;
+  for (size_t i = 0; i < owners.size(); ++i) by_name[names[i]].push_back(owners[i]);
+  for (const auto& [name, group] : by_name) {
+    STRATA_RETURN_IF_ERROR(
+        index.RegisterComponent(absl::MakeConstSpan(group), manager, IdString32::FromValue(name)));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Entity> SpawnOwners(const ComponentSpawnBatch& batch) {
+  std::vector<Entity> owners(batch.num_instances);
+  for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
+  return owners;
+}
+
+}  // namespace strata

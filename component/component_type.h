@@ -1,0 +1,243 @@
+// ComponentType: everything Strata knows of one component type, in one value: its
+// name, spawn order, instance layout in resource blobs (and that layout's
+// fingerprint), how level JSON compiles into it, how a blob instance exports back to
+// JSON, and how a World stores it (a ComponentStore made per world).
+//
+// Games do not build these by hand: ComponentDeclaration<T> (component/declare.h)
+// derives one from a struct and its fields. A type with its own storage and codec (the
+// transform, component/transform_type.h) fills ComponentType::Custom and plugs in
+// through the same door.
+//
+// ComponentStore: one world's live instances of one type. The World creates one per
+// registered type and reaches every type through this interface only: spawn, save,
+// count, memory, properties.
+#ifndef STRATA_COMPONENT_COMPONENT_TYPE_H_
+#define STRATA_COMPONENT_COMPONENT_TYPE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "component/field.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "index/component_manager.h"
+#include "index/entity_index.h"
+#include "index/id_string.h"
+#include "index/property_system.h"
+#include "iteration/entity_pages.h"
+#include "nlohmann/json.hpp"
+#include "resource/entity_compiler.h"
+#include "resource/entity_spawner.h"
+#include "resource/format.h"
+#include "transform/transform_component.h"
+#include "transform/transform_properties.h"
+
+namespace strata {
+
+// WorldServices: the subsystems of one world a store may use (none owned).
+struct WorldServices {
+  EntityManager* entities = nullptr;
+  EntityPages* pages = nullptr;
+  EntityIndex* index = nullptr;
+  TransformComponent* transforms = nullptr;
+  TransformComponentManager* transform_manager = nullptr;
+};
+
+// SaveContext: what a store needs to write its instances of the saved entities.
+struct SaveContext {
+  // entities: the saved entities; entity k of the blob is entities[k].
+  absl::Span<const Entity> entities;
+  // number_of: the blob number of a saved entity; kNoEntityRef for one that is not
+  // saved (the world records an error if it is alive: a reference would dangle).
+  std::function<uint32_t(Entity)> number_of;
+  // name_of: the InstanceId under which `entity`'s instance of `manager` is indexed
+  // (its instance name), or nullopt if the entity index does not know it.
+  std::function<std::optional<IdString32>(Entity, const ComponentManager*)> name_of;
+};
+
+class ComponentType;
+
+namespace component_internal {
+// The compile function of a declared type: checks keys, then compiles every field.
+absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& config,
+                             ComponentDataWriter& out);
+// The export function of a declared type: every field by name.
+absl::StatusOr<nlohmann::json> ExportDeclared(const ComponentType& type,
+                                              absl::Span<const std::byte> instance,
+                                              const FieldTextLookup& lookup);
+// Declared-type checks: names, sizes, overlaps. InvalidArgument naming the field.
+absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const FieldInfo> fields,
+                                 size_t struct_size);
+}  // namespace component_internal
+
+// ComponentStore: the live instances of one component type in one world.
+class ComponentStore {
+ public:
+  virtual ~ComponentStore() = default;
+
+  // manager: the store seen by the entity index and the property system.
+  virtual ComponentManager& manager() = 0;
+  // Spawn: creates the batch's instances and registers them in the entity index under
+  // their names. All or nothing is not required: on error the spawner destroys the
+  // spawn's entities, and the store drops what it created through its destroy listener.
+  virtual absl::Status Spawn(const ComponentSpawnBatch& batch) = 0;
+  // Save: the instances of context.entities, in blob order (entity, then instance
+  // order within the entity), into `out` (type, stride, fingerprint already set).
+  virtual absl::Status Save(const SaveContext& context, ComponentTypeContents* out) = 0;
+  // CollectEntities: appends every entity with an instance here (in any order).
+  virtual void CollectEntities(std::vector<Entity>* out) const = 0;
+  // CountOf: instances `entity` has here. size: all instances. MemoryUsage: bytes held.
+  virtual size_t CountOf(Entity entity) const = 0;
+  virtual size_t size() const = 0;
+  virtual size_t MemoryUsage() const = 0;
+  // DescribeProperties: describes the store's properties in `properties`.
+  virtual absl::Status DescribeProperties(PropertySystem& properties) = 0;
+  // typed: the typed manager behind the store (PageComponentManager<T>*,
+  // NamedComponentManager<T>*, TransformComponentManager*), and a tag of its C++ type,
+  // for World::Store<T> to check before casting.
+  virtual void* typed() = 0;
+  virtual const void* type_tag() const = 0;
+};
+
+// TypeTag<M>(): a distinct address per C++ type M.
+template <typename M>
+const void* TypeTag() {
+  static const char tag = 0;
+  return &tag;
+}
+
+// ExportFunction: the level JSON fields of one instance (native blob bytes), without
+// "type" and "name", which the caller adds.
+using ExportFunction = std::function<absl::StatusOr<nlohmann::json>(
+    absl::Span<const std::byte> instance, const FieldTextLookup& lookup)>;
+// StoreFactory: makes a world's store of the type.
+using StoreFactory = std::function<absl::StatusOr<std::unique_ptr<ComponentStore>>(
+    const ComponentType& type, const WorldServices& services)>;
+
+// How a declared type is stored in a world.
+enum class ComponentStorage : uint8_t {
+  kPages,  // iteration/entity_pages.h: one per entity, named after the type, queryable
+  kNamed,  // several per entity, each under its own instance name ("Fog", "Vignette")
+  kCustom, // the type's own store (the transform)
+};
+
+class ComponentType {
+ public:
+  // Custom: a type with its own codec and store.
+  struct Custom {
+    std::string name;
+    int spawn_order = 0;
+    uint32_t instance_size = 0;
+    uint32_t max_per_entity = 0;
+    std::string layout;
+    CompileFunction compile;
+    ExportFunction export_instance;
+    StoreFactory make_store;
+  };
+  // FromCustom: InvalidArgument for an empty name or function.
+  static absl::StatusOr<ComponentType> FromCustom(Custom custom);
+
+  const std::string& name() const { return name_; }
+  IdString32 id() const { return id_; }
+  int spawn_order() const { return spawn_order_; }
+  ComponentStorage storage() const { return storage_; }
+  // instance_size: bytes per instance in a blob (the packed fields for declared types).
+  uint32_t instance_size() const { return instance_size_; }
+  // max_per_entity: 1 for page-stored types and the transform, 0 (any) for named ones.
+  uint32_t max_per_entity() const { return max_per_entity_; }
+  // layout: "name:type:bytes;..." of the blob instance; fingerprint: its XXH32.
+  const std::string& layout() const { return layout_; }
+  uint32_t fingerprint() const { return fingerprint_; }
+  // fields: the declared fields (empty for custom types).
+  absl::Span<const FieldInfo> fields() const { return fields_; }
+  // defaults: the bytes of a default-constructed struct (declared types).
+  absl::Span<const std::byte> defaults() const { return defaults_; }
+  // cpp_size: sizeof the declared struct (0 for custom types).
+  size_t cpp_size() const { return defaults_.size(); }
+
+  // RegisterCompiler: registers this type's compile function in `compiler`. The
+  // function refers to this ComponentType, which must outlive the compiler (a
+  // ComponentRegistry keeps its types at stable addresses).
+  absl::Status RegisterCompiler(EntityCompiler& compiler) const;
+  // Compile: one component's JSON into instance bytes (what RegisterCompiler registers).
+  absl::Status Compile(const nlohmann::json& config, ComponentDataWriter& out) const {
+    return compile_ ? compile_(config, out) : component_internal::CompileDeclared(*this, config, out);
+  }
+  // Export: one instance's fields as level JSON.
+  absl::StatusOr<nlohmann::json> Export(absl::Span<const std::byte> instance,
+                                        const FieldTextLookup& lookup) const {
+    return export_ ? export_(instance, lookup)
+                   : component_internal::ExportDeclared(*this, instance, lookup);
+  }
+  // MakeStore: this type's store in a world.
+  absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const WorldServices& services) const {
+    return make_store_(*this, services);
+  }
+
+ private:
+  template <typename T>
+  friend class ComponentDeclaration;
+  ComponentType() = default;
+
+  std::string name_;
+  IdString32 id_;
+  int spawn_order_ = 0;
+  ComponentStorage storage_ = ComponentStorage::kCustom;
+  uint32_t instance_size_ = 0;
+  uint32_t max_per_entity_ = 0;
+  std::string layout_;
+  uint32_t fingerprint_ = 0;
+  std::vector<FieldInfo> fields_;
+  std::vector<std::byte> defaults_;
+  CompileFunction compile_;
+  ExportFunction export_;
+  StoreFactory make_store_;
+};
+
+// LayoutText: the layout description of `fields` ("hp:f32:4;attacker:entity:4").
+std::string LayoutText(absl::Span<const FieldInfo> fields);
+
+// SpawnPlan: how a blob section's instances become structs of a declared type.
+struct SpawnPlan {
+  // identity: the blob instance is the struct's bytes (memcpy in place).
+  bool identity = false;
+  // For each declared field, its offset in the blob instance, or -1: not in the blob
+  // (filled with its default: a field added since the blob was written).
+  std::vector<int64_t> blob_offset;
+};
+
+// PlanSpawn: compares the batch's declared layout with `type`'s. FailedPrecondition,
+// naming the type and the first differing field, when the blob's fields cannot be
+// read as this declaration: a field of another type, a field the declaration lacks
+// (its data would be lost), no declared layout at all, or a stride that disagrees.
+absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSpawnBatch& batch);
+
+// DecodeInstances: the batch's instances as `type` structs, one after another in
+// `out` (resized to num_instances * cpp_size), following `plan`.
+absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
+                             const ComponentSpawnBatch& batch, std::vector<std::byte>* out);
+
+// EncodeInstance: `object` (a `type` struct) as blob bytes appended to `out`.
+void EncodeInstance(const ComponentType& type, const std::byte* object,
+                    const std::function<uint32_t(Entity)>& number_of, std::vector<std::byte>* out);
+
+// RegisterSpawnedByName: registers owners[i] under names[i] in `index` for `manager`,
+// one batch call per distinct name.
+absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager,
+                                   absl::Span<const Entity> owners,
+                                   absl::Span<const uint32_t> names);
+
+// SpawnOwners: the entity of every instance of `batch`.
+std::vector<Entity> SpawnOwners(const ComponentSpawnBatch& batch);
+
+}  // namespace strata
+
+#endif  // STRATA_COMPONENT_COMPONENT_TYPE_H_

@@ -1,0 +1,313 @@
+// ComponentDeclaration<T>: a game declares a component type once, from its struct, and
+// gets everything else from that declaration: the level JSON compile function (with
+// defaults, checks and precise errors), the instance layout in resource blobs and its
+// fingerprint, the batch spawn function, property descriptors for every field,
+// pretty-printing and export back to JSON, and save.
+//
+//   struct Health {
+//     float hp = 100;
+//     float max = 100;
+//     Entity attacker;                         // an entity reference
+//   };
+//   absl::StatusOr<ComponentType> health = ComponentDeclaration<Health>("health")
+//       .Field("hp", &Health::hp).Min(0)
+//       .Field("max", &Health::max).Min(1)
+//       .Field("attacker", &Health::attacker)
+//       .Build();
+//   ComponentRegistry registry;               // component/registry.h
+//   registry.Add(*std::move(health));
+//
+// The struct's default member values are the fields' defaults. Field types follow the
+// member types (component/field.h: float, int32_t, uint32_t, bool, Vector3, Vector4,
+// Quaternion, IdString32, Entity; Color() marks a Vector4 as a color). RawField
+// declares a field by offset, for structs described at run time; Build checks that it
+// fits the struct and overlaps no other field.
+//
+// Storage: ComponentStorage::kPages (default) keeps one instance per entity in the
+// world's page store, queryable with iteration/filter.h (World::Pages<T>); its
+// instances are always named after the type. kNamed keeps any number per entity, each
+// under its own name (World::Named<T>).
+//
+// Level JSON: {"type": "health", "hp": 80, "attacker": "orc"}. Absent fields take their
+// defaults; an unknown key is an error that lists the valid ones.
+#ifndef STRATA_COMPONENT_DECLARE_H_
+#define STRATA_COMPONENT_DECLARE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "base/user_text.h"
+#include "component/component_type.h"
+#include "component/field.h"
+#include "component/named_component.h"
+#include "component/page_component.h"
+#include "iteration/filter.h"
+
+namespace strata {
+
+// kDefaultSpawnOrder: declared types spawn after the transform (spawn order 0).
+inline constexpr int kDefaultSpawnOrder = 100;
+
+namespace component_internal {
+
+template <typename T>
+class PageStore final : public ComponentStore {
+ public:
+  PageStore(const ComponentType& type, std::unique_ptr<PageComponentManager<T>> manager,
+            const WorldServices& services)
+      : type_(&type), manager_(std::move(manager)), services_(services) {}
+
+  ComponentManager& manager() override { return *manager_; }
+  void* typed() override { return manager_.get(); }
+  const void* type_tag() const override { return TypeTag<PageComponentManager<T>>(); }
+
+  absl::Status Spawn(const ComponentSpawnBatch& batch) override {
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(*type_, batch);
+    if (!plan.ok()) return plan.status();
+    const std::vector<Entity> owners = SpawnOwners(batch);
+    if (plan->identity) {
+      return manager_->Spawn(owners, batch.names, batch.data, services_.index);
+    }
+    std::vector<std::byte> objects;
+    absl::Status decoded = DecodeInstances(*type_, *plan, batch, &objects);
+    if (!decoded.ok()) return decoded;
+    return manager_->Spawn(owners, batch.names, objects, services_.index);
+  }
+
+  absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
+    for (uint32_t k = 0; k < context.entities.size(); ++k) {
+      const T* object = services_.pages->TryGet(context.entities[k], manager_->component());
+      if (object == nullptr) continue;
+      EncodeInstance(*type_, reinterpret_cast<const std::byte*>(object), context.number_of, &out->data);
+      out->entity_index.push_back(k);
+      out->names.push_back(type_->id().value());
+    }
+    return absl::OkStatus();
+  }
+
+  void CollectEntities(std::vector<Entity>* out) const override {
+    Filter filter;
+    filter.Include(manager_->component());
+    ForEachMatch(*services_.pages, filter, [out](Entity e, T&) { out->push_back(e); },
+                 manager_->component());
+  }
+  size_t CountOf(Entity entity) const override {
+    return services_.pages->TryGet(entity, manager_->component()) != nullptr ? 1 : 0;
+  }
+  size_t size() const override {
+    std::vector<Entity> all;
+    CollectEntities(&all);
+    return all.size();
+  }
+  // The data lives in the world's page store, which reports its own memory.
+  size_t MemoryUsage() const override { return 0; }
+
+  absl::Status DescribeProperties(PropertySystem& properties) override {
+    PageComponentManager<T>* m = manager_.get();
+    std::vector<PropertyDescriptor> descriptors;
+    for (const FieldInfo& field : type_->fields()) {
+      descriptors.push_back(FieldProperty(
+          field, [m](Instance i) { return reinterpret_cast<std::byte*>(&m->Get(i)); }));
+    }
+    return properties.Describe(m, std::move(descriptors));
+  }
+
+ private:
+  const ComponentType* type_;
+  std::unique_ptr<PageComponentManager<T>> manager_;
+  WorldServices services_;
+};
+
+template <typename T>
+class NamedStore final : public ComponentStore {
+ public:
+  NamedStore(const ComponentType& type, const WorldServices& services)
+      : type_(&type), manager_(*services.entities, type.name()), services_(services) {}
+
+  ComponentManager& manager() override { return manager_; }
+  void* typed() override { return &manager_; }
+  const void* type_tag() const override { return TypeTag<NamedComponentManager<T>>(); }
+
+  absl::Status Spawn(const ComponentSpawnBatch& batch) override {
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(*type_, batch);
+    if (!plan.ok()) return plan.status();
+    std::vector<std::byte> bytes;
+    absl::Status decoded = DecodeInstances(*type_, *plan, batch, &bytes);
+    if (!decoded.ok()) return decoded;
+    std::vector<T> objects(batch.num_instances);
+    if (!bytes.empty()) std::memcpy(objects.data(), bytes.data(), bytes.size());
+    const std::vector<Entity> owners = SpawnOwners(batch);
+    absl::Status spawned = manager_.Spawn(owners, batch.names, objects);
+    if (!spawned.ok()) return spawned;
+    return RegisterSpawnedByName(*services_.index, &manager_, owners, batch.names);
+  }
+
+  absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
+    for (uint32_t k = 0; k < context.entities.size(); ++k) {
+      for (InstanceId id : manager_.InstancesOf(context.entities[k])) {
+        const T& object = manager_.Get(manager_.Lookup(context.entities[k], id));
+        EncodeInstance(*type_, reinterpret_cast<const std::byte*>(&object), context.number_of, &out->data);
+        out->entity_index.push_back(k);
+        out->names.push_back(id.value());
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  void CollectEntities(std::vector<Entity>* out) const override {
+    for (uint32_t i = 0; i < manager_.size(); ++i) out->push_back(manager_.entity(Instance{i}));
+  }
+  size_t CountOf(Entity entity) const override { return manager_.CountOf(entity); }
+  size_t size() const override { return manager_.size(); }
+  size_t MemoryUsage() const override { return manager_.MemoryUsage(); }
+
+  absl::Status DescribeProperties(PropertySystem& properties) override {
+    NamedComponentManager<T>* m = &manager_;
+    std::vector<PropertyDescriptor> descriptors;
+    for (const FieldInfo& field : type_->fields()) {
+      descriptors.push_back(FieldProperty(
+          field, [m](Instance i) { return reinterpret_cast<std::byte*>(&m->Get(i)); }));
+    }
+    return properties.Describe(m, std::move(descriptors));
+  }
+
+ private:
+  const ComponentType* type_;
+  NamedComponentManager<T> manager_;
+  WorldServices services_;
+};
+
+}  // namespace component_internal
+
+template <typename T>
+class ComponentDeclaration {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
+                "a declared component is a plain struct, copied with memcpy");
+
+ public:
+  explicit ComponentDeclaration(std::string type_name,
+                                ComponentStorage storage = ComponentStorage::kPages)
+      : type_name_(std::move(type_name)), storage_(storage) {}
+
+  // Field: a field for `member`; its type follows the member's C++ type.
+  template <typename M>
+  ComponentDeclaration& Field(std::string name, M T::*member) {
+    constexpr std::optional<FieldType> kType = FieldTypeFor<M>();
+    static_assert(kType.has_value(), "no field type for this member type (see component/field.h)");
+    return AddField(std::move(name), *kType, OffsetOf(member));
+  }
+  // Color: a Vector4 member as an RGBA color.
+  ComponentDeclaration& Color(std::string name, Vector4 T::*member) {
+    return AddField(std::move(name), FieldType::kColor, OffsetOf(member));
+  }
+  // RawField: a field of `type` at byte `offset` of T (checked by Build).
+  ComponentDeclaration& RawField(std::string name, FieldType type, size_t offset) {
+    return AddField(std::move(name), type, offset);
+  }
+  // Min / Max / Range / ReadOnly: options of the field declared last.
+  ComponentDeclaration& Min(double min) { return Last([min](FieldInfo& f) { f.min = min; }); }
+  ComponentDeclaration& Max(double max) { return Last([max](FieldInfo& f) { f.max = max; }); }
+  ComponentDeclaration& Range(double min, double max) { return Min(min).Max(max); }
+  ComponentDeclaration& ReadOnly() { return Last([](FieldInfo& f) { f.read_only = true; }); }
+  // SpawnOrder: types spawn in ascending order (default kDefaultSpawnOrder).
+  ComponentDeclaration& SpawnOrder(int order) {
+    spawn_order_ = order;
+    return *this;
+  }
+
+  // Build: the ComponentType. InvalidArgument for an empty or reserved type name, a
+  // duplicate or reserved ("type", "name") field name, a field outside the struct or
+  // overlapping another, or an option given before any field.
+  absl::StatusOr<ComponentType> Build() const {
+    if (!error_.ok()) return error_;
+    if (type_name_.empty()) return absl::InvalidArgumentError("component type name is empty");
+    absl::Status fields = component_internal::CheckDeclaredFields(type_name_, fields_, sizeof(T));
+    if (!fields.ok()) return fields;
+    ComponentType type;
+    type.name_ = type_name_;
+    type.id_ = IdString32(type_name_);
+    type.spawn_order_ = spawn_order_;
+    type.storage_ = storage_;
+    type.max_per_entity_ = storage_ == ComponentStorage::kPages ? 1 : 0;
+    type.fields_ = fields_;
+    uint32_t blob_offset = 0;
+    for (FieldInfo& f : type.fields_) {
+      f.blob_offset = blob_offset;
+      blob_offset += FieldBlobSize(f.type);
+    }
+    type.instance_size_ = blob_offset;
+    type.layout_ = LayoutText(type.fields_);
+    // A tag (no fields) declares no layout, as the compiler records none for it.
+    type.fingerprint_ = type.layout_.empty() ? 0 : IdString32::Hash(type.layout_);
+    const T defaults{};
+    type.defaults_.resize(sizeof(T));
+    std::memcpy(type.defaults_.data(), &defaults, sizeof(T));
+    // NOTE: the functions capture a copy of nothing but refer to the ComponentType
+    // they are called for: a registry keeps each type at a stable address.
+    type.make_store_ = &MakeStore;
+    return type;
+  }
+
+ private:
+  static absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const ComponentType& type,
+                                                                   const WorldServices& services) {
+    if (type.storage() == ComponentStorage::kNamed) {
+      return std::unique_ptr<ComponentStore>(new component_internal::NamedStore<T>(type, services));
+    }
+    absl::StatusOr<std::unique_ptr<PageComponentManager<T>>> manager =
+        PageComponentManager<T>::Register(*services.pages, type.name());
+    if (!manager.ok()) return manager.status();
+    return std::unique_ptr<ComponentStore>(
+        new component_internal::PageStore<T>(type, *std::move(manager), services));
+  }
+
+  template <typename M>
+  static size_t OffsetOf(M T::*member) {
+    const T probe{};
+    return static_cast<size_t>(reinterpret_cast<const std::byte*>(&(probe.*member)) -
+                               reinterpret_cast<const std::byte*>(&probe));
+  }
+
+  ComponentDeclaration& AddField(std::string name, FieldType type, size_t offset) {
+    FieldInfo f;
+    f.name = std::move(name);
+    f.type = type;
+    f.offset = static_cast<uint32_t>(offset);
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
+  template <typename Fn>
+  ComponentDeclaration& Last(Fn fn) {
+    if (fields_.empty()) {
+      if (error_.ok()) {
+        error_ = absl::InvalidArgumentError(
+            absl::StrCat("component type \"", type_name_, "\": an option before any field"));
+      }
+    } else {
+      fn(fields_.back());
+    }
+    return *this;
+  }
+
+  std::string type_name_;
+  ComponentStorage storage_;
+  int spawn_order_ = kDefaultSpawnOrder;
+  std::vector<FieldInfo> fields_;
+  absl::Status error_;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_COMPONENT_DECLARE_H_

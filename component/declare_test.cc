@@ -1,0 +1,275 @@
+#include "component/declare.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "component/registry.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "resource/entity_compiler.h"
+#include "testing/status_matchers.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::IsOk;
+using ::strata::testing::StatusIs;
+using ::testing::HasSubstr;
+
+struct Mixed {
+  float speed = 2.5f;
+  int32_t level = -3;
+  uint32_t count = 7;
+  bool active = true;
+  Vector3 offset{1, 2, 3};
+  Vector4 tint{0.5f, 0.5f, 0.5f, 1};
+  Quaternion turn;
+  IdString32 tag;
+  Entity target;
+};
+
+absl::StatusOr<ComponentType> MixedType() {
+  return ComponentDeclaration<Mixed>("mixed")
+      .Field("speed", &Mixed::speed).Range(0, 10)
+      .Field("level", &Mixed::level)
+      .Field("count", &Mixed::count).Max(100)
+      .Field("active", &Mixed::active)
+      .Field("offset", &Mixed::offset)
+      .Color("tint", &Mixed::tint)
+      .Field("turn", &Mixed::turn)
+      .Field("tag", &Mixed::tag)
+      .Field("target", &Mixed::target)
+      .Build();
+}
+
+// Compiles one component of `json` (a component object) and returns its bytes.
+absl::StatusOr<std::vector<std::byte>> CompileOne(const ComponentType& type, const char* json) {
+  std::vector<std::byte> bytes;
+  std::vector<EntityRefFixup> fixups;
+  ComponentDataWriter writer(kNativeEndianness, &bytes, &fixups);
+  absl::Status status = type.Compile(nlohmann::json::parse(json), writer);
+  if (!status.ok()) return status;
+  return bytes;
+}
+
+template <typename T>
+T At(const std::vector<std::byte>& bytes, size_t offset) {
+  T v;
+  std::memcpy(&v, bytes.data() + offset, sizeof(T));
+  return v;
+}
+
+TEST(ComponentDeclaration, LayoutFollowsTheFieldsInOrder) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, MixedType());
+  EXPECT_EQ(type.layout(),
+            "speed:f32:4;level:i32:4;count:u32:4;active:bool:4;offset:vec3:12;tint:color:16;"
+            "turn:quat:16;tag:name:4;target:entity:4");
+  EXPECT_EQ(type.instance_size(), 68u);
+  EXPECT_EQ(type.fingerprint(), IdString32::Hash(type.layout()));
+  EXPECT_EQ(type.max_per_entity(), 1u);
+  EXPECT_EQ(type.fields()[4].blob_offset, 16u);
+  EXPECT_EQ(type.cpp_size(), sizeof(Mixed));
+}
+
+TEST(ComponentDeclaration, AbsentFieldsTakeTheStructDefaults) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, MixedType());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> bytes, CompileOne(type, R"({"type": "mixed"})"));
+  ASSERT_EQ(bytes.size(), 68u);
+  EXPECT_EQ(At<float>(bytes, 0), 2.5f);
+  EXPECT_EQ(At<int32_t>(bytes, 4), -3);
+  EXPECT_EQ(At<uint32_t>(bytes, 8), 7u);
+  EXPECT_EQ(At<uint32_t>(bytes, 12), 1u);
+  EXPECT_EQ(At<float>(bytes, 20), 2.0f);
+  EXPECT_EQ(At<float>(bytes, 44 + 12), 1.0f);  // identity quaternion w
+  EXPECT_EQ(At<uint32_t>(bytes, 64), kNoEntityRef);
+}
+
+TEST(ComponentDeclaration, GivenFieldsAreCompiled) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, MixedType());
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::byte> bytes,
+      CompileOne(type, R"({"type": "mixed", "speed": 10, "level": -2147483648, "count": 3.0,
+                           "active": false, "offset": [4, 5, 6], "tag": "boss"})"));
+  EXPECT_EQ(At<float>(bytes, 0), 10.0f);
+  EXPECT_EQ(At<int32_t>(bytes, 4), INT32_MIN);
+  EXPECT_EQ(At<uint32_t>(bytes, 8), 3u);
+  EXPECT_EQ(At<uint32_t>(bytes, 12), 0u);
+  EXPECT_EQ(At<float>(bytes, 24), 6.0f);
+  EXPECT_EQ(At<uint32_t>(bytes, 60), IdString32::Hash("boss"));
+}
+
+TEST(ComponentDeclaration, BadValuesAreErrorsNamingTheField) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, MixedType());
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"spede": 1})", "unknown key \"spede\" (mixed has: speed, level, count, active"},
+      {R"({"speed": "fast"})", "\"speed\": expected a number, got string"},
+      {R"({"speed": 11})", "\"speed\": 11 is outside [0, 10]"},
+      {R"({"speed": 1e39})", "\"speed\": number out of float range"},
+      {R"({"level": 3.5})", "\"level\": 3.5 is not an integer"},
+      {R"({"level": 2147483648})", "\"level\": 2147483648 does not fit i32"},
+      {R"({"count": -1})", "\"count\": -1 does not fit u32"},
+      {R"({"count": 1e10})", "\"count\": 1e+10 does not fit u32"},
+      {R"({"count": 101})", "\"count\": 101 is outside"},
+      {R"({"active": 1})", "\"active\": expected true or false, got number"},
+      {R"({"offset": [1, 2]})", "\"offset\": expected an array of 3 numbers, got 2 elements"},
+      {R"({"offset": [1, 2, "x"]})", "\"offset\": [2]: expected a number, got string"},
+      {R"({"tint": 1})", "\"tint\": expected an array of 4 numbers, got number"},
+      {R"({"turn": [0, 0, 0, 0]})", "\"turn\": a quaternion must not be all zero"},
+      {R"({"tag": 5})", "\"tag\": expected a string, got number"},
+      {R"({"target": 5})", "\"target\": expected an entity name or path, or null"},
+      {R"({"name": "other"})", "a mixed is always named \"mixed\""},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(CompileOne(type, c.json), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.json;
+  }
+}
+
+TEST(ComponentDeclaration, ExportWritesEveryFieldBack) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, MixedType());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> bytes,
+                              CompileOne(type, R"({"speed": 0.1, "count": 100, "tag": "boss"})"));
+  FieldTextLookup lookup;
+  const std::string boss = "boss";
+  lookup.name_text = [&](uint32_t id) { return id == IdString32::Hash("boss") ? &boss : nullptr; };
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json json, type.Export(bytes, lookup));
+  EXPECT_EQ(json["speed"].get<float>(), 0.1f);
+  EXPECT_EQ(json["count"].get<uint32_t>(), 100u);
+  EXPECT_EQ(json["tag"], "boss");
+  EXPECT_TRUE(json["target"].is_null());
+  EXPECT_EQ(json["active"], true);
+  // Compiling the export gives the same bytes.
+  absl::StatusOr<std::vector<std::byte>> compiled = CompileOne(type, json.dump().c_str());
+  ASSERT_THAT(compiled, IsOk()) << json.dump();
+  std::vector<std::byte> again = *compiled;
+  EXPECT_EQ(again, bytes);
+  // Without the text, a name is written as its id, which compiles to the same id.
+  lookup.name_text = nullptr;
+  STRATA_ASSERT_OK_AND_ASSIGN(json, type.Export(bytes, lookup));
+  EXPECT_EQ(json["tag"], absl::StrFormat("#%08x", IdString32::Hash("boss")));
+  STRATA_ASSERT_OK_AND_ASSIGN(again, CompileOne(type, json.dump().c_str()));
+  EXPECT_EQ(again, bytes);
+}
+
+struct Pair {
+  float a = 0;
+  float b = 0;
+};
+
+TEST(ComponentDeclaration, BuildRejectsBadDeclarations) {
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Field("a", &Pair::a).Field("a", &Pair::b).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("field \"a\": declared twice")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Field("name", &Pair::a).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("component's own keys")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Min(0).Field("a", &Pair::a).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("an option before any field")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("").Field("a", &Pair::a).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("name is empty")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("strata.x").Field("a", &Pair::a).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("reserved")));
+  // A raw field whose type does not fit the struct at its offset.
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").RawField("v", FieldType::kVec3, 0).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("vec3 needs 12 bytes at offset 0, but the struct has 8")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Field("a", &Pair::a).RawField("c", FieldType::kU32, 2).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overlaps field \"a\"")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Field("a", &Pair::a).Range(2, 1).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("min is greater than max")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").RawField("a", FieldType::kF32, 0).RawField("b", FieldType::kU32, 4).Build(),
+              IsOk());
+}
+
+TEST(ComponentRegistry, HoldsTheTransformAndRejectsDuplicates) {
+  ComponentRegistry registry;
+  ASSERT_NE(registry.Find("transform"), nullptr);
+  EXPECT_EQ(registry.Find("transform")->instance_size(), 64u);
+  EXPECT_EQ(registry.Find("nothing"), nullptr);
+  ASSERT_THAT(registry.Add(ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).SpawnOrder(-5).Build()), IsOk());
+  EXPECT_THAT(registry.Add(ComponentDeclaration<Pair>("pair").Field("b", &Pair::b).Build()),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("\"pair\" is already registered")));
+  EXPECT_THAT(registry.Add(ComponentDeclaration<Pair>("p").Min(1).Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_EQ(registry.types().size(), 2u);
+  EXPECT_EQ(registry.types()[0]->name(), "pair");  // spawn order -5 before the transform's 0
+  EXPECT_EQ(registry.Find(IdString32("pair"))->name(), "pair");
+  EntityCompiler compiler;
+  ASSERT_THAT(registry.RegisterCompilers(compiler), IsOk());
+  EXPECT_TRUE(compiler.IsRegistered("pair"));
+  EXPECT_TRUE(compiler.IsRegistered("transform"));
+}
+
+struct PairV2 {
+  float a = 0;
+  float added = 42;
+  float b = 0;
+};
+
+ComponentSpawnBatch BatchOf(const ComponentType& blob_type, const std::vector<std::byte>& data, uint32_t n) {
+  ComponentSpawnBatch batch;
+  batch.num_instances = n;
+  batch.instance_stride = blob_type.instance_size();
+  batch.data = data;
+  batch.layout = blob_type.layout();
+  batch.layout_fingerprint = blob_type.fingerprint();
+  return batch;
+}
+
+TEST(PlanSpawn, SameLayoutIsIdentityAndAnAddedFieldTakesItsDefault) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType v1,
+                              ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Field("b", &Pair::b).Build());
+  std::vector<std::byte> data(8);
+  const float values[2] = {1.5f, -2.5f};
+  std::memcpy(data.data(), values, 8);
+  STRATA_ASSERT_OK_AND_ASSIGN(SpawnPlan same, PlanSpawn(v1, BatchOf(v1, data, 1)));
+  EXPECT_TRUE(same.identity);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType v2, ComponentDeclaration<PairV2>("pair")
+                                                    .Field("a", &PairV2::a)
+                                                    .Field("added", &PairV2::added)
+                                                    .Field("b", &PairV2::b)
+                                                    .Build());
+  const ComponentSpawnBatch old_blob = BatchOf(v1, data, 1);
+  STRATA_ASSERT_OK_AND_ASSIGN(SpawnPlan migrate, PlanSpawn(v2, old_blob));
+  EXPECT_FALSE(migrate.identity);
+  std::vector<std::byte> objects;
+  ASSERT_THAT(DecodeInstances(v2, migrate, old_blob, &objects), IsOk());
+  PairV2 out;
+  std::memcpy(&out, objects.data(), sizeof(out));
+  EXPECT_EQ(out.a, 1.5f);
+  EXPECT_EQ(out.added, 42.0f);
+  EXPECT_EQ(out.b, -2.5f);
+}
+
+TEST(PlanSpawn, OtherLayoutsNameTheTypeAndFirstDifferingField) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType floats,
+                              ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Field("b", &Pair::b).Build());
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType ints, ComponentDeclaration<Pair>("pair")
+                                                      .Field("a", &Pair::a)
+                                                      .RawField("b", FieldType::kU32, 4)
+                                                      .Build());
+  std::vector<std::byte> data(8);
+  EXPECT_THAT(PlanSpawn(ints, BatchOf(floats, data, 1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("component type \"pair\": the blob's layout differs from the declaration: "
+                                 "field \"b\" is f32 (4 bytes) in the blob, u32 (4 bytes)")));
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType only_a, ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Build());
+  EXPECT_THAT(PlanSpawn(only_a, BatchOf(floats, data, 1)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("field \"b\" (f32) is not declared")));
+  ComponentSpawnBatch no_layout = BatchOf(floats, data, 1);
+  no_layout.layout = "";
+  no_layout.layout_fingerprint = 0;
+  EXPECT_THAT(PlanSpawn(only_a, no_layout),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("declares no layout")));
+  ComponentSpawnBatch forged = BatchOf(floats, data, 1);
+  forged.layout_fingerprint ^= 1;
+  EXPECT_THAT(PlanSpawn(only_a, forged), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,370 @@
+#include "component/field.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "base/user_text.h"
+
+namespace strata {
+namespace {
+
+using json = nlohmann::json;
+
+uint32_t Load32(const std::byte* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+void Store32(std::byte* p, uint32_t v) { std::memcpy(p, &v, 4); }
+float LoadF(const std::byte* p) {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Number of floats of a vector-like field, 1 for a scalar f32, 0 otherwise.
+uint32_t FloatCount(FieldType type) {
+  switch (type) {
+    case FieldType::kF32:
+      return 1;
+    case FieldType::kVec3:
+      return 3;
+    case FieldType::kVec4:
+    case FieldType::kColor:
+    case FieldType::kQuat:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+absl::Status Error(const FieldInfo& field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("\"", field.name, "\": ", what));
+}
+
+absl::Status CheckRange(const FieldInfo& field, double v) {
+  if ((field.min && v < *field.min) || (field.max && v > *field.max)) {
+    return Error(field, absl::StrFormat("%g is outside [%g, %g]", v,
+                                        field.min.value_or(-std::numeric_limits<double>::infinity()),
+                                        field.max.value_or(std::numeric_limits<double>::infinity())));
+  }
+  return absl::OkStatus();
+}
+
+// A float from JSON: a number within float's range (so the conversion is defined).
+absl::Status ToFloat(const FieldInfo& field, const json& value, absl::string_view where, float* out) {
+  if (!value.is_number()) {
+    return Error(field, absl::StrCat(where, "expected a number, got ", value.type_name()));
+  }
+  const double d = value.get<double>();
+  if (!std::isfinite(d) || std::fabs(d) > std::numeric_limits<float>::max()) {
+    return Error(field, absl::StrCat(where, "number out of float range"));
+  }
+  *out = static_cast<float>(d);
+  return absl::OkStatus();
+}
+
+// An integer from JSON in [lo, hi]: integral numbers only (3.0 is fine, 3.5 is not).
+absl::Status ToInteger(const FieldInfo& field, const json& value, int64_t lo, int64_t hi,
+                       int64_t* out) {
+  if (value.is_number_unsigned()) {
+    const uint64_t u = value.get<uint64_t>();
+    if (u > static_cast<uint64_t>(hi)) return Error(field, absl::StrCat(u, " does not fit ", FieldTypeName(field.type)));
+    *out = static_cast<int64_t>(u);
+    return absl::OkStatus();
+  }
+  if (value.is_number_integer()) {
+    const int64_t i = value.get<int64_t>();
+    if (i < lo || i > hi) return Error(field, absl::StrCat(i, " does not fit ", FieldTypeName(field.type)));
+    *out = i;
+    return absl::OkStatus();
+  }
+  if (value.is_number_float()) {
+    const double d = value.get<double>();
+    if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi))) {
+      return Error(field, absl::StrFormat("%g does not fit %s", d, FieldTypeName(field.type)));
+    }
+    if (d != std::trunc(d)) return Error(field, absl::StrFormat("%g is not an integer", d));
+    *out = static_cast<int64_t>(d);
+    return absl::OkStatus();
+  }
+  return Error(field, absl::StrCat("expected an integer, got ", value.type_name()));
+}
+
+std::string NameToJson(uint32_t id, const FieldTextLookup& lookup) {
+  if (lookup.name_text) {
+    if (const std::string* text = lookup.name_text(id)) return *text;
+  }
+  return absl::StrFormat("#%08x", id);
+}
+
+}  // namespace
+
+absl::string_view FieldTypeName(FieldType type) {
+  switch (type) {
+    case FieldType::kF32:
+      return "f32";
+    case FieldType::kI32:
+      return "i32";
+    case FieldType::kU32:
+      return "u32";
+    case FieldType::kBool:
+      return "bool";
+    case FieldType::kVec3:
+      return "vec3";
+    case FieldType::kVec4:
+      return "vec4";
+    case FieldType::kColor:
+      return "color";
+    case FieldType::kQuat:
+      return "quat";
+    case FieldType::kName:
+      return "name";
+    case FieldType::kEntity:
+      return "entity";
+  }
+  return "unknown";
+}
+
+uint32_t FieldBlobSize(FieldType type) {
+  const uint32_t floats = FloatCount(type);
+  return floats != 0 ? 4 * floats : 4;
+}
+
+uint32_t FieldMemorySize(FieldType type) {
+  switch (type) {
+    case FieldType::kBool:
+      return sizeof(bool);
+    case FieldType::kEntity:
+      return sizeof(Entity);
+    default:
+      return FieldBlobSize(type);
+  }
+}
+
+absl::Status CompileField(const FieldInfo& field, const json* value, const std::byte* defaults,
+                          ComponentDataWriter& out) {
+  const std::byte* member = defaults + field.offset;
+  const uint32_t floats = FloatCount(field.type);
+  if (floats != 0) {
+    float v[4];
+    std::memcpy(v, member, 4 * floats);
+    if (value != nullptr) {
+      if (floats == 1) {
+        STRATA_RETURN_IF_ERROR(ToFloat(field, *value, "", &v[0]));
+      } else {
+        if (!value->is_array() || value->size() != floats) {
+          return Error(field, absl::StrCat("expected an array of ", floats, " numbers, got ",
+                                           value->is_array() ? absl::StrCat(value->size(), " elements")
+                                                             : std::string(value->type_name())));
+        }
+        for (uint32_t i = 0; i < floats; ++i) {
+          STRATA_RETURN_IF_ERROR(ToFloat(field, (*value)[i], absl::StrCat("[", i, "]: "), &v[i]));
+        }
+      }
+    }
+    if (floats == 1) STRATA_RETURN_IF_ERROR(CheckRange(field, v[0]));
+    if (field.type == FieldType::kQuat && v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0) {
+      return Error(field, "a quaternion must not be all zero");
+    }
+    for (uint32_t i = 0; i < floats; ++i) out.WriteF32(v[i]);
+    return absl::OkStatus();
+  }
+  switch (field.type) {
+    case FieldType::kI32:
+    case FieldType::kU32: {
+      const bool is_signed = field.type == FieldType::kI32;
+      int64_t v = is_signed ? int64_t{static_cast<int32_t>(Load32(member))} : int64_t{Load32(member)};
+      if (value != nullptr) {
+        STRATA_RETURN_IF_ERROR(ToInteger(field, *value,
+                                         is_signed ? std::numeric_limits<int32_t>::min() : 0,
+                                         is_signed ? std::numeric_limits<int32_t>::max()
+                                                   : std::numeric_limits<uint32_t>::max(),
+                                         &v));
+      }
+      STRATA_RETURN_IF_ERROR(CheckRange(field, static_cast<double>(v)));
+      out.WriteU32(static_cast<uint32_t>(v));
+      return absl::OkStatus();
+    }
+    case FieldType::kBool: {
+      bool v;
+      std::memcpy(&v, member, sizeof(bool));
+      if (value != nullptr) {
+        if (!value->is_boolean()) return Error(field, absl::StrCat("expected true or false, got ", value->type_name()));
+        v = value->get<bool>();
+      }
+      out.WriteU32(v ? 1 : 0);
+      return absl::OkStatus();
+    }
+    case FieldType::kName: {
+      if (value == nullptr) {
+        out.WriteU32(Load32(member));
+        return absl::OkStatus();
+      }
+      if (!value->is_string()) return Error(field, absl::StrCat("expected a string, got ", value->type_name()));
+      out.WriteName(value->get_ref<const std::string&>());
+      return absl::OkStatus();
+    }
+    case FieldType::kEntity: {
+      if (value == nullptr || value->is_null()) {
+        out.WriteNoEntityRef();
+        return absl::OkStatus();
+      }
+      if (!value->is_string()) {
+        return Error(field, absl::StrCat("expected an entity name or path, or null, got ", value->type_name()));
+      }
+      out.WriteEntityRef(field.name, value->get_ref<const std::string&>());
+      return absl::OkStatus();
+    }
+    default:
+      return absl::InternalError(absl::StrCat("field type ", FieldTypeName(field.type)));
+  }
+}
+
+json ExportField(const FieldInfo& field, const std::byte* blob_bytes, const FieldTextLookup& lookup) {
+  const uint32_t floats = FloatCount(field.type);
+  if (floats == 1) return LoadF(blob_bytes);
+  if (floats != 0) {
+    json array = json::array();
+    for (uint32_t i = 0; i < floats; ++i) array.push_back(LoadF(blob_bytes + 4 * i));
+    return array;
+  }
+  const uint32_t v = Load32(blob_bytes);
+  switch (field.type) {
+    case FieldType::kI32:
+      return static_cast<int32_t>(v);
+    case FieldType::kU32:
+      return v;
+    case FieldType::kBool:
+      return v != 0;
+    case FieldType::kName:
+      return NameToJson(v, lookup);
+    case FieldType::kEntity:
+      if (v == kNoEntityRef || !lookup.entity_reference) return nullptr;
+      return lookup.entity_reference(v);
+    default:
+      return nullptr;
+  }
+}
+
+absl::Status DecodeField(const FieldInfo& field, const std::byte* blob_bytes,
+                         absl::Span<const Entity> entities, std::byte* object) {
+  std::byte* member = object + field.offset;
+  switch (field.type) {
+    case FieldType::kBool: {
+      const uint32_t v = Load32(blob_bytes);
+      if (v > 1) return absl::DataLossError(absl::StrCat("\"", field.name, "\": bool stored as ", v));
+      const bool b = v != 0;
+      std::memcpy(member, &b, sizeof(bool));
+      return absl::OkStatus();
+    }
+    case FieldType::kEntity: {
+      const uint32_t k = Load32(blob_bytes);
+      Entity e;
+      if (k != kNoEntityRef) {
+        if (k >= entities.size()) {
+          return absl::DataLossError(absl::StrCat("\"", field.name, "\": entity number ", k,
+                                                  " is past the resource's ", entities.size()));
+        }
+        e = entities[k];
+      }
+      std::memcpy(member, &e, sizeof(Entity));
+      return absl::OkStatus();
+    }
+    default:
+      std::memcpy(member, blob_bytes, FieldBlobSize(field.type));
+      return absl::OkStatus();
+  }
+}
+
+void EncodeField(const FieldInfo& field, const std::byte* object,
+                 const std::function<uint32_t(Entity)>& number_of, std::byte* blob_bytes) {
+  const std::byte* member = object + field.offset;
+  switch (field.type) {
+    case FieldType::kBool: {
+      bool b;
+      std::memcpy(&b, member, sizeof(bool));
+      Store32(blob_bytes, b ? 1 : 0);
+      return;
+    }
+    case FieldType::kEntity: {
+      Entity e;
+      std::memcpy(&e, member, sizeof(Entity));
+      Store32(blob_bytes, e.is_valid() ? number_of(e) : kNoEntityRef);
+      return;
+    }
+    default:
+      std::memcpy(blob_bytes, member, FieldBlobSize(field.type));
+  }
+}
+
+namespace {
+
+template <typename T>
+PropertyDescriptor TypedProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of) {
+  const uint32_t offset = field.offset;
+  auto get = [object_of, offset](Instance i) {
+    T v{};
+    if (const std::byte* object = object_of(i)) std::memcpy(&v, object + offset, sizeof(T));
+    return v;
+  };
+  if (field.read_only) return PropertyDescriptor::Make<T>(field.name, get);
+  FieldInfo checked = field;
+  return PropertyDescriptor::Make<T>(
+      field.name, get, [object_of, checked](Instance i, const T& v) -> absl::Status {
+        std::byte* object = object_of(i);
+        if (object == nullptr) return absl::NotFoundError(absl::StrCat("\"", checked.name, "\": instance is gone"));
+        if constexpr (std::is_same_v<T, float>) {
+          if (!std::isfinite(v)) return Error(checked, "must be finite");
+          STRATA_RETURN_IF_ERROR(CheckRange(checked, v));
+        } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
+          STRATA_RETURN_IF_ERROR(CheckRange(checked, static_cast<double>(v)));
+        } else if constexpr (std::is_same_v<T, Vector3> || std::is_same_v<T, Vector4> ||
+                             std::is_same_v<T, Quaternion>) {
+          float f[4] = {};
+          std::memcpy(f, &v, sizeof(T));
+          for (size_t k = 0; k < sizeof(T) / 4; ++k) {
+            if (!std::isfinite(f[k])) return Error(checked, "must be finite");
+          }
+          if constexpr (std::is_same_v<T, Quaternion>) {
+            if (v.x == 0 && v.y == 0 && v.z == 0 && v.w == 0) return Error(checked, "a quaternion must not be all zero");
+          }
+        }
+        std::memcpy(object + checked.offset, &v, sizeof(T));
+        return absl::OkStatus();
+      });
+}
+
+}  // namespace
+
+PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of) {
+  switch (field.type) {
+    case FieldType::kF32:
+      return TypedProperty<float>(field, std::move(object_of));
+    case FieldType::kI32:
+      return TypedProperty<int32_t>(field, std::move(object_of));
+    case FieldType::kU32:
+      return TypedProperty<uint32_t>(field, std::move(object_of));
+    case FieldType::kBool:
+      return TypedProperty<bool>(field, std::move(object_of));
+    case FieldType::kVec3:
+      return TypedProperty<Vector3>(field, std::move(object_of));
+    case FieldType::kVec4:
+    case FieldType::kColor:
+      return TypedProperty<Vector4>(field, std::move(object_of));
+    case FieldType::kQuat:
+      return TypedProperty<Quaternion>(field, std::move(object_of));
+    case FieldType::kName:
+      return TypedProperty<IdString32>(field, std::move(object_of));
+    case FieldType::kEntity:
+      return TypedProperty<Entity>(field, std::move(object_of));
+  }
+  return TypedProperty<float>(field, std::move(object_of));
+}
+
+}  // namespace strata

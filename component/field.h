@@ -1,0 +1,124 @@
+// Fields of a declared component: the value types a component's data may hold, how
+// each is laid out in a resource blob, and the conversions between a field's three
+// forms: level JSON, blob bytes (packed, in the blob's byte order) and the C++ member.
+//
+//   FieldType    C++ member            blob bytes   level JSON
+//   f32          float                 4            number (finite)
+//   i32          int32_t               4            integer
+//   u32          uint32_t              4            non-negative integer
+//   bool         bool                  4 (0 or 1)   true / false
+//   vec3         Vector3               12           [x, y, z]
+//   vec4         Vector4               16           [x, y, z, w]
+//   color        Vector4               16           [r, g, b, a]
+//   quat         Quaternion            16           [x, y, z, w], not all zero
+//   name         IdString32            4            string ("#" + 8 hex digits: that id)
+//   entity       Entity                4            name or path of an entity of the same
+//                                                   resource, or null; in the blob the
+//                                                   entity's number (kNoEntityRef: none)
+//
+// Most code uses these through ComponentDeclaration (component/component_type.h); this
+// header is the per-field layer it is built on.
+#ifndef STRATA_COMPONENT_FIELD_H_
+#define STRATA_COMPONENT_FIELD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "index/id_string.h"
+#include "index/property_system.h"
+#include "nlohmann/json.hpp"
+#include "resource/entity_compiler.h"
+#include "resource/format.h"
+#include "transform/matrix.h"
+
+namespace strata {
+
+enum class FieldType : uint8_t { kF32, kI32, kU32, kBool, kVec3, kVec4, kColor, kQuat, kName, kEntity };
+
+// FieldTypeName: "f32", "i32", "u32", "bool", "vec3", "vec4", "color", "quat", "name",
+// "entity" (the words of a layout description).
+absl::string_view FieldTypeName(FieldType type);
+// FieldBlobSize: bytes of the field in a blob. FieldMemorySize: bytes of its C++ member.
+uint32_t FieldBlobSize(FieldType type);
+uint32_t FieldMemorySize(FieldType type);
+
+// FieldTypeFor<M>: the FieldType of a C++ member type M (Vector4 is vec4; declare a
+// color with ComponentDeclaration::Color).
+template <typename M>
+constexpr std::optional<FieldType> FieldTypeFor() {
+  if constexpr (std::is_same_v<M, float>) return FieldType::kF32;
+  if constexpr (std::is_same_v<M, int32_t>) return FieldType::kI32;
+  if constexpr (std::is_same_v<M, uint32_t>) return FieldType::kU32;
+  if constexpr (std::is_same_v<M, bool>) return FieldType::kBool;
+  if constexpr (std::is_same_v<M, Vector3>) return FieldType::kVec3;
+  if constexpr (std::is_same_v<M, Vector4>) return FieldType::kVec4;
+  if constexpr (std::is_same_v<M, Quaternion>) return FieldType::kQuat;
+  if constexpr (std::is_same_v<M, IdString32>) return FieldType::kName;
+  if constexpr (std::is_same_v<M, Entity>) return FieldType::kEntity;
+  return std::nullopt;
+}
+
+// FieldInfo: one declared field.
+struct FieldInfo {
+  std::string name;
+  FieldType type = FieldType::kF32;
+  // offset: of the member in the C++ struct. blob_offset: of the field in an instance
+  // of the blob (fields are packed in declaration order).
+  uint32_t offset = 0;
+  uint32_t blob_offset = 0;
+  // min / max: inclusive bounds of a numeric field (f32, i32, u32), checked when
+  // compiling and when set through a property.
+  std::optional<double> min;
+  std::optional<double> max;
+  // read_only: no property setter (the value still compiles, spawns and saves).
+  bool read_only = false;
+};
+
+// FieldNames: lookups a field conversion needs beyond the bytes.
+struct FieldTextLookup {
+  // name_text(id): the text of a name id, or nullptr when unknown (then "#1a2b3c4d").
+  std::function<const std::string*(uint32_t id)> name_text;
+  // entity_reference(k): how level JSON refers to entity number k (its name or path).
+  std::function<std::string(uint32_t k)> entity_reference;
+};
+
+// CompileField: writes `field`'s blob bytes for the JSON `value` (nullptr: absent, so
+// the default member of `defaults`, the declared struct's default-constructed bytes,
+// is written). InvalidArgument naming the field for a wrong JSON type or length, a
+// number out of range for the type or outside min/max, a non-finite number, a
+// fractional integer, an all-zero quaternion.
+absl::Status CompileField(const FieldInfo& field, const nlohmann::json* value,
+                          const std::byte* defaults, ComponentDataWriter& out);
+
+// ExportField: the level JSON of a field read from `blob_bytes` (native byte order).
+nlohmann::json ExportField(const FieldInfo& field, const std::byte* blob_bytes,
+                           const FieldTextLookup& lookup);
+
+// DecodeField: the C++ member at `object + field.offset` from native blob bytes;
+// entity numbers become entities[k] (the invalid Entity for kNoEntityRef). DataLoss for
+// an entity number out of range or a bool that is not 0 or 1.
+absl::Status DecodeField(const FieldInfo& field, const std::byte* blob_bytes,
+                         absl::Span<const Entity> entities, std::byte* object);
+
+// EncodeField: native blob bytes of the member at `object + field.offset`; an entity
+// becomes number_of(entity) (kNoEntityRef for none).
+void EncodeField(const FieldInfo& field, const std::byte* object,
+                 const std::function<uint32_t(Entity)>& number_of, std::byte* blob_bytes);
+
+// FieldProperty: the property descriptor of `field`, reading and writing the member
+// through `object_of(instance)` (nullptr: the instance is gone). The setter checks
+// min/max and finiteness.
+PropertyDescriptor FieldProperty(const FieldInfo& field,
+                                 std::function<std::byte*(Instance)> object_of);
+
+}  // namespace strata
+
+#endif  // STRATA_COMPONENT_FIELD_H_

@@ -1,0 +1,149 @@
+#include "component/transform_type.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "transform/matrix.h"
+#include "transform/transform_properties.h"
+#include "transform/transform_resource.h"
+
+namespace strata {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr char kTransformLayout[] = "local:matrix4x4:64";
+
+absl::Status CompileTransformOrMatrix(const json& config, ComponentDataWriter& out) {
+  auto matrix = config.is_object() ? config.find("matrix") : config.end();
+  if (matrix == config.end()) return CompileTransformJson(config, out);
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    if (it.key() != "type" && it.key() != "name" && it.key() != "matrix") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"matrix\" replaces position, rotation and scale; \"", it.key(), "\" cannot go with it"));
+    }
+  }
+  if (!matrix->is_array() || matrix->size() != 16) {
+    return absl::InvalidArgumentError("\"matrix\": expected an array of 16 numbers (row-major)");
+  }
+  float m[16];
+  for (size_t i = 0; i < 16; ++i) {
+    const json& v = (*matrix)[i];
+    const double d = v.is_number() ? v.get<double>() : NAN;
+    if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38) {
+      return absl::InvalidArgumentError(absl::StrCat("\"matrix\"[", i, "]: expected a finite float"));
+    }
+    m[i] = static_cast<float>(d);
+  }
+  for (float f : m) out.WriteF32(f);
+  return absl::OkStatus();
+}
+
+// Export: position / rotation / scale when those compile back to exactly these bytes,
+// else the matrix.
+absl::StatusOr<json> ExportTransform(absl::Span<const std::byte> instance, const FieldTextLookup&) {
+  if (instance.size() != kTransformInstanceSize) {
+    return absl::DataLossError(absl::StrCat("transform: instance of ", instance.size(), " bytes"));
+  }
+  Matrix4x4 local;
+  std::memcpy(local.m, instance.data(), sizeof(local.m));
+  Vector3 position, scale;
+  Quaternion rotation;
+  if (local.Decompose(&position, &rotation, &scale)) {
+    json parts = {{"position", {position.x, position.y, position.z}},
+                  {"rotation", {rotation.x, rotation.y, rotation.z, rotation.w}},
+                  {"scale", {scale.x, scale.y, scale.z}}};
+    std::vector<std::byte> again;
+    ComponentDataWriter writer(kNativeEndianness, &again);
+    if (CompileTransformJson(parts, writer).ok() && again.size() == instance.size() &&
+        std::memcmp(again.data(), instance.data(), instance.size()) == 0) {
+      return parts;
+    }
+  }
+  json m = json::array();
+  for (float f : local.m) m.push_back(f);
+  return json{{"matrix", m}};
+}
+
+class TransformStore final : public ComponentStore {
+ public:
+  TransformStore(const ComponentType& type, const WorldServices& services)
+      : type_(&type), services_(services) {}
+
+  ComponentManager& manager() override { return *services_.transform_manager; }
+  void* typed() override { return services_.transform_manager; }
+  const void* type_tag() const override { return TypeTag<TransformComponentManager>(); }
+
+  absl::Status Spawn(const ComponentSpawnBatch& batch) override {
+    if (batch.layout_fingerprint != type_->fingerprint()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "component type \"transform\": the blob's layout differs from the declaration (\"",
+          batch.layout, "\", declared \"", kTransformLayout, "\")"));
+    }
+    STRATA_RETURN_IF_ERROR(SpawnTransformBatch(*services_.transforms, batch));
+    return RegisterSpawnedByName(*services_.index, services_.transform_manager, SpawnOwners(batch),
+                                 batch.names);
+  }
+
+  absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
+    TransformComponent& transforms = *services_.transforms;
+    for (uint32_t k = 0; k < context.entities.size(); ++k) {
+      const TransformComponent::Instance i = transforms.Lookup(context.entities[k]);
+      if (!i.is_valid()) continue;
+      const Matrix4x4& local = transforms.Local(i);
+      const auto* bytes = reinterpret_cast<const std::byte*>(local.m);
+      out->data.insert(out->data.end(), bytes, bytes + sizeof(local.m));
+      out->entity_index.push_back(k);
+      const std::optional<IdString32> name =
+          context.name_of(context.entities[k], services_.transform_manager);
+      out->names.push_back(name.has_value() ? name->value() : type_->id().value());
+    }
+    return absl::OkStatus();
+  }
+
+  void CollectEntities(std::vector<Entity>* out) const override {
+    const TransformComponent& transforms = *services_.transforms;
+    for (size_t i = 0; i < transforms.size(); ++i) out->push_back(transforms.EntityAt(i));
+  }
+  size_t CountOf(Entity entity) const override {
+    return services_.transforms->Lookup(entity).is_valid() ? 1 : 0;
+  }
+  size_t size() const override { return services_.transforms->size(); }
+  // The World reports the transform component's memory itself.
+  size_t MemoryUsage() const override { return 0; }
+  absl::Status DescribeProperties(PropertySystem& properties) override {
+    return DescribeTransformProperties(properties, *services_.transform_manager);
+  }
+
+ private:
+  const ComponentType* type_;
+  WorldServices services_;
+};
+
+}  // namespace
+
+absl::StatusOr<ComponentType> TransformComponentType() {
+  ComponentType::Custom custom;
+  custom.name = kTransformTypeName;
+  custom.spawn_order = kTransformSpawnOrder;
+  custom.instance_size = kTransformInstanceSize;
+  custom.max_per_entity = 1;
+  custom.layout = kTransformLayout;
+  custom.compile = CompileTransformOrMatrix;
+  custom.export_instance = ExportTransform;
+  custom.make_store = [](const ComponentType& type,
+                         const WorldServices& services) -> absl::StatusOr<std::unique_ptr<ComponentStore>> {
+    if (services.transforms == nullptr || services.transform_manager == nullptr || services.index == nullptr) {
+      return absl::FailedPreconditionError("transform: the world has no transform component");
+    }
+    return std::unique_ptr<ComponentStore>(new TransformStore(type, services));
+  };
+  return ComponentType::FromCustom(std::move(custom));
+}
+
+}  // namespace strata

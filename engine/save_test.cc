@@ -1,0 +1,187 @@
+// World::Save and load: the default level round trip over every sample type, entity
+// references turned into handles and back, and the errors of a bad save.
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "component/declare.h"
+#include "component/export.h"
+#include "component/registry.h"
+#include "engine/sample_components.h"
+#include "engine/world.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "resource/entity_compiler.h"
+#include "testing/status_matchers.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::IsOk;
+using ::strata::testing::StatusIs;
+using ::testing::HasSubstr;
+
+std::string ReadDefaultLevel() {
+  std::ifstream in("engine/levels/default.json");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::vector<std::byte> Compile(const ComponentRegistry& registry, const std::string& json) {
+  EntityCompiler compiler;
+  EXPECT_THAT(registry.RegisterCompilers(compiler), IsOk());
+  absl::StatusOr<EntityCompiler::Result> result = compiler.Compile(json, {});
+  EXPECT_THAT(result, IsOk());
+  return result.ok() ? result->blob : std::vector<std::byte>();
+}
+
+TEST(Save, DefaultLevelRoundTripsByteForByte) {
+  const std::vector<std::byte> compiled = Compile(SampleRegistry(), ReadDefaultLevel());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DemoWorld> first, DemoWorld::Create());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> spawned, first->Spawn(view));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> a, first->world().SaveAll());
+  // Every level entity has a component or a name, so the save is the compiled level.
+  EXPECT_EQ(a, compiled);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved, EntityResourceView::Create(a));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DemoWorld> second, DemoWorld::Create());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, second->Spawn(saved));
+  ASSERT_EQ(again.size(), spawned.size());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> b, second->world().SaveAll());
+  EXPECT_EQ(a, b);
+  // The second save is byte-identical, so every value of every type survived; names
+  // and component counts too.
+  for (size_t k = 0; k < spawned.size(); ++k) {
+    EXPECT_EQ(first->world().EntityName(spawned[k]), second->world().EntityName(again[k]));
+    EXPECT_EQ(first->ComponentCount(spawned[k]), second->ComponentCount(again[k]));
+  }
+  // Export of the save compiles to the same bytes.
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json level, ExportLevel(saved, SampleRegistry()));
+  EXPECT_EQ(Compile(SampleRegistry(), level.dump()), a);
+}
+
+TEST(Save, ValuesChangedAtRunTimeAreSavedAndRestored) {
+  const std::vector<std::byte> compiled = Compile(SampleRegistry(), ReadDefaultLevel());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DemoWorld> world, DemoWorld::Create());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> spawned, world->Spawn(view));
+  const Entity env = spawned[0];
+  ASSERT_THAT(world->SetFloatProperty(env, "Fog", "density", 0.75f), IsOk());
+  ASSERT_THAT(world->properties().Set(env, "Transform", "local_position", Vector3{1, 2, 3}), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, world->world().SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DemoWorld> loaded, DemoWorld::Create());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, loaded->Spawn(saved));
+  EXPECT_EQ(loaded->world().EntityName(again[0]), "Environment");
+  STRATA_ASSERT_OK_AND_ASSIGN(float density, loaded->GetFloatProperty(again[0], "Fog", "density"));
+  EXPECT_EQ(density, 0.75f);
+  STRATA_ASSERT_OK_AND_ASSIGN(PropertyValue p, loaded->properties().Get(again[0], "Transform", "local_position"));
+  EXPECT_EQ(std::get<Vector3>(p), (Vector3{1, 2, 3}));
+  EXPECT_EQ(loaded->render_data().size(), world->render_data().size());
+}
+
+struct Link {
+  Entity target;
+  float weight = 1;
+};
+
+const ComponentRegistry& LinkRegistry() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(ComponentDeclaration<Link>("link").Field("target", &Link::target).Field("weight", &Link::weight).Build()),
+                IsOk());
+    return r;
+  }();
+  return *registry;
+}
+
+TEST(Save, EntityReferencesBecomeHandlesAndBackEvenInCycles) {
+  const std::vector<std::byte> blob = Compile(LinkRegistry(), R"({"entities": [
+      {"name": "a", "components": [{"type": "link", "target": "b"}]},
+      {"name": "b", "components": [{"type": "link", "target": "a", "weight": 2}]},
+      {"name": "self", "components": [{"type": "link", "target": "self"}]},
+      {"components": [{"type": "link"}]}]})");
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(LinkRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  STRATA_ASSERT_OK_AND_ASSIGN(PageComponentManager<Link>* links, world->Pages<Link>("link"));
+  EXPECT_EQ(world->pages().TryGet(e[0], links->component())->target, e[1]);
+  EXPECT_EQ(world->pages().TryGet(e[1], links->component())->target, e[0]);
+  EXPECT_EQ(world->pages().TryGet(e[2], links->component())->target, e[2]);
+  EXPECT_FALSE(world->pages().TryGet(e[3], links->component())->target.is_valid());
+  STRATA_ASSERT_OK_AND_ASSIGN(PropertyValue target, world->properties().Get(e[1], "link", "target"));
+  EXPECT_EQ(std::get<Entity>(target), e[0]);
+  // Typed access checks the struct and the storage.
+  EXPECT_THAT(world->Pages<Sprite>("link"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(world->Named<Link>("link"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(world->Pages<Link>("nothing"), StatusIs(absl::StatusCode::kNotFound));
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  EXPECT_EQ(saved, blob);
+
+  // A subset: the reference from a to b dangles unless b is saved too.
+  EXPECT_THAT(world->Save({e[0]}), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("alive but not saved")));
+  EXPECT_THAT(world->Save({e[2], e[3]}), IsOk());
+  // A reference to a destroyed entity is saved as none.
+  ASSERT_THAT(world->Destroy(e[1]), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(saved, world->Save({e[0]}));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView one, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json level, ExportLevel(one, LinkRegistry()));
+  EXPECT_TRUE(level["entities"][0]["components"][0]["target"].is_null()) << level.dump();
+}
+
+TEST(Save, BadSetsAreErrorsAndWriteNothing) {
+  World world;
+  const Entity a = world.entities().Create();
+  const Entity dead = world.entities().Create();
+  ASSERT_THAT(world.Destroy(dead), IsOk());
+  EXPECT_THAT(world.Save({a, a}), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("given twice")));
+  EXPECT_THAT(world.Save({dead}), StatusIs(absl::StatusCode::kNotFound, HasSubstr("not alive")));
+  // An entity of another world's manager is not alive in this one.
+  World other;
+  const Entity foreign = other.entities().Create();
+  other.entities().Create();
+  const Entity foreign2 = other.entities().Create();
+  (void)foreign;
+  EXPECT_THAT(world.Save({foreign2}), StatusIs(absl::StatusCode::kNotFound));
+  // Empty: a valid blob of no entities.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> empty, world.Save({}));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(empty));
+  EXPECT_EQ(view.num_entities(), 0u);
+}
+
+TEST(Save, ChosenSetKeepsParentsBeforeChildrenAndRootsOrphans) {
+  World world;
+  TransformComponent& t = world.transforms();
+  const Entity root = world.entities().Create();
+  const Entity mid = world.entities().Create();
+  const Entity leaf = world.entities().Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::Instance r, t.Create(root, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::Instance m, t.Create(mid, Matrix4x4::Translation(0, 2, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformComponent::Instance l, t.Create(leaf, Matrix4x4::Translation(0, 0, 3)));
+  ASSERT_THAT(t.Link(m, r), IsOk());
+  ASSERT_THAT(t.Link(l, m), IsOk());
+  // Given leaf first: the blob still puts parents first.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> all, world.Save({leaf, mid, root}));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(all));
+  EXPECT_THAT(view.parent_index(), ::testing::ElementsAre(kNoParent, 0u, 1u));
+  // Without the middle node, the leaf's nearest saved ancestor is the root.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> two, world.Save({root, leaf}));
+  STRATA_ASSERT_OK_AND_ASSIGN(view, EntityResourceView::Create(two));
+  EXPECT_THAT(view.parent_index(), ::testing::ElementsAre(kNoParent, 0u));
+  // Without the root, the middle node is a root.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> orphan, world.Save({mid, leaf}));
+  STRATA_ASSERT_OK_AND_ASSIGN(view, EntityResourceView::Create(orphan));
+  EXPECT_THAT(view.parent_index(), ::testing::ElementsAre(kNoParent, 0u));
+  // Spawned again, the locals (and so the worlds under the same parents) are the same.
+  World fresh;
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView whole, EntityResourceView::Create(all));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, fresh.Spawn(whole));
+  EXPECT_EQ(fresh.transforms().World(fresh.transforms().Lookup(e[2])).m[12], 1.0f);
+  EXPECT_EQ(fresh.transforms().World(fresh.transforms().Lookup(e[2])).m[13], 2.0f);
+  EXPECT_EQ(fresh.transforms().World(fresh.transforms().Lookup(e[2])).m[14], 3.0f);
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,120 @@
+#include "resource/metadata.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/base/internal/endian.h"
+#include "absl/strings/str_cat.h"
+
+namespace strata {
+namespace {
+
+const IdString32& EntityNamesId() {
+  static const IdString32 id(kEntityNamesSection);
+  return id;
+}
+const IdString32& NameStringsId() {
+  static const IdString32 id(kNameStringsSection);
+  return id;
+}
+const IdString32& LayoutsId() {
+  static const IdString32 id(kLayoutsSection);
+  return id;
+}
+
+}  // namespace
+
+bool IsMetadataSection(IdString32 type) {
+  return type == EntityNamesId() || type == NameStringsId() || type == LayoutsId();
+}
+
+ComponentTypeContents MakeStringSection(IdString32 type, std::vector<uint32_t> entity_index,
+                                        std::vector<uint32_t> names,
+                                        absl::Span<const std::string> strings,
+                                        Endianness endianness) {
+  ComponentTypeContents section;
+  section.type = type;
+  section.instance_stride = 0;
+  section.entity_index = std::move(entity_index);
+  if (names.empty()) {
+    names.reserve(strings.size());
+    for (const std::string& s : strings) names.push_back(IdString32::Hash(s));
+  }
+  section.names = std::move(names);
+  size_t bytes = 0;
+  for (const std::string& s : strings) bytes += s.size();
+  section.data.resize(4 * strings.size() + bytes);
+  std::byte* ends = section.data.data();
+  std::byte* text = ends + 4 * strings.size();
+  uint32_t end = 0;
+  for (size_t i = 0; i < strings.size(); ++i) {
+    std::memcpy(text + end, strings[i].data(), strings[i].size());
+    end += static_cast<uint32_t>(strings[i].size());
+    const uint32_t stored = endianness == kNativeEndianness ? end : absl::gbswap_32(end);
+    std::memcpy(ends + 4 * i, &stored, 4);
+  }
+  return section;
+}
+
+absl::StatusOr<std::vector<absl::string_view>> ReadStringSection(const ComponentTypeView& section) {
+  auto corrupt = [&](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat("string section ", section.type.DebugString(),
+                                            " at offset ", section.offset, ": ", what));
+  };
+  if (section.instance_stride != 0) return corrupt("stride is not 0");
+  const uint64_t n = section.num_instances;
+  if (section.data.size() < 4 * n) return corrupt("shorter than its end offsets");
+  const size_t text_size = section.data.size() - 4 * n;
+  const char* text = reinterpret_cast<const char*>(section.data.data()) + 4 * n;
+  std::vector<absl::string_view> strings;
+  strings.reserve(n);
+  uint32_t begin = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t end;
+    std::memcpy(&end, section.data.data() + 4 * i, 4);
+    if (end < begin || end > text_size) return corrupt(absl::StrCat("string ", i, " out of bounds"));
+    strings.emplace_back(text + begin, end - begin);
+    begin = end;
+  }
+  if (begin != text_size) return corrupt("bytes after the last string");
+  return strings;
+}
+
+absl::string_view ResourceMetadata::EntityName(uint32_t k) const {
+  auto it = entity_names.find(k);
+  return it == entity_names.end() ? absl::string_view() : it->second;
+}
+
+const absl::string_view* ResourceMetadata::NameText(uint32_t id) const {
+  auto it = names.find(id);
+  return it == names.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<ResourceMetadata> ReadResourceMetadata(const EntityResourceView& view) {
+  ResourceMetadata meta;
+  for (const ComponentTypeView& section : view.component_types()) {
+    if (!IsMetadataSection(section.type)) continue;
+    absl::StatusOr<std::vector<absl::string_view>> strings = ReadStringSection(section);
+    if (!strings.ok()) return strings.status();
+    for (size_t i = 0; i < strings->size(); ++i) {
+      const absl::string_view s = (*strings)[i];
+      const uint32_t id = section.names[i];
+      if (section.type == LayoutsId()) {
+        meta.layouts[id] = s;
+        continue;
+      }
+      if (IdString32::Hash(s) != id) {
+        return absl::DataLossError(absl::StrCat("metadata section ", section.type.DebugString(),
+                                                ": string ", i, " does not hash to its id"));
+      }
+      if (section.type == EntityNamesId()) {
+        meta.entity_names[section.entity_index[i]] = s;
+      } else {
+        meta.names[id] = s;
+      }
+    }
+  }
+  return meta;
+}
+
+}  // namespace strata

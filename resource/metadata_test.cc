@@ -1,0 +1,91 @@
+#include "resource/metadata.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::StatusIs;
+using ::testing::HasSubstr;
+
+absl::StatusOr<std::vector<std::byte>> BlobWith(std::vector<ComponentTypeContents> sections,
+                                                uint32_t num_entities = 2) {
+  EntityResourceContents contents;
+  contents.parent_index.assign(num_entities, kNoParent);
+  contents.component_types = std::move(sections);
+  return WriteEntityResource(contents);
+}
+
+TEST(MetadataTest, RoundTripsEntityNamesNamesAndLayouts) {
+  const std::vector<std::string> entity_names = {"player", ""};
+  const std::vector<std::string> names = {"Fog"};
+  const std::vector<std::string> layouts = {"hp:f32:4"};
+  std::vector<ComponentTypeContents> sections;
+  sections.push_back(MakeStringSection(IdString32(kEntityNamesSection), {0, 1}, {}, entity_names,
+                                       kNativeEndianness));
+  sections.push_back(
+      MakeStringSection(IdString32(kNameStringsSection), {0}, {}, names, kNativeEndianness));
+  sections.push_back(MakeStringSection(IdString32(kLayoutsSection), {0},
+                                       {IdString32("health").value()}, layouts, kNativeEndianness));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith(std::move(sections)));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(ResourceMetadata meta, ReadResourceMetadata(view));
+  EXPECT_EQ(meta.EntityName(0), "player");
+  EXPECT_EQ(meta.EntityName(1), "");
+  EXPECT_EQ(meta.EntityName(7), "");
+  ASSERT_NE(meta.NameText(IdString32("Fog").value()), nullptr);
+  EXPECT_EQ(*meta.NameText(IdString32("Fog").value()), "Fog");
+  EXPECT_EQ(meta.NameText(IdString32("Vignette").value()), nullptr);
+  EXPECT_EQ(meta.layouts.at(IdString32("health").value()), "hp:f32:4");
+}
+
+TEST(MetadataTest, NoSectionsIsEmptyMetadata) {
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith({}, 0));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(ResourceMetadata meta, ReadResourceMetadata(view));
+  EXPECT_TRUE(meta.entity_names.empty());
+  EXPECT_TRUE(meta.names.empty());
+  EXPECT_TRUE(meta.layouts.empty());
+}
+
+TEST(MetadataTest, EndOffsetsOutOfBoundsAreDataLoss) {
+  const std::vector<std::string> strings = {"ab", "cd"};
+  ComponentTypeContents section =
+      MakeStringSection(IdString32(kNameStringsSection), {0, 0}, {}, strings, kNativeEndianness);
+  const uint32_t past_end = 100;
+  std::memcpy(section.data.data(), &past_end, 4);
+  std::vector<ComponentTypeContents> sections;
+  sections.push_back(std::move(section));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith(std::move(sections)));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  EXPECT_THAT(ReadResourceMetadata(view),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("out of bounds")));
+}
+
+TEST(MetadataTest, StringThatDoesNotHashToItsIdIsDataLoss) {
+  const std::vector<std::string> strings = {"Fog"};
+  std::vector<ComponentTypeContents> sections;
+  sections.push_back(MakeStringSection(IdString32(kNameStringsSection), {0},
+                                       {IdString32("Vignette").value()}, strings,
+                                       kNativeEndianness));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith(std::move(sections)));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  EXPECT_THAT(ReadResourceMetadata(view),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("does not hash")));
+}
+
+TEST(MetadataTest, OnlyReservedNamesAreMetadata) {
+  EXPECT_TRUE(IsMetadataSection(IdString32(kEntityNamesSection)));
+  EXPECT_TRUE(IsMetadataSection(IdString32(kNameStringsSection)));
+  EXPECT_TRUE(IsMetadataSection(IdString32(kLayoutsSection)));
+  EXPECT_FALSE(IsMetadataSection(IdString32("transform")));
+}
+
+}  // namespace
+}  // namespace strata
