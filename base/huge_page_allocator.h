@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <new>
 
+#include "base/policy_checks.h"
+
 namespace strata {
 
 // kHugePageBytes: the huge page size advised for (x86-64 and arm64 with 4 KiB base

@@ -28,6 +28,8 @@
 #include "oneapi/tbb/parallel_for.h"
 #endif
 
+#include "base/policy_checks.h"
+
 namespace strata {
 
 // ParallelFor: calls fn(begin, end) for disjoint ranges covering [0, n), each at least

@@ -14,6 +14,7 @@
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/policy_checks.h"
 
 // STRATA_RETURN_IF_ERROR(expr): evaluates `expr` (an absl::Status) once and returns it
 // from the enclosing function when it is not OK.

@@ -271,6 +271,10 @@ absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
 void EncodeInstance(const ComponentType& type, const std::byte* object,
                     const std::function<uint32_t(Entity)>& number_of, std::vector<std::byte>* out) {
   const size_t start = out->size();
+  if (type.identity_layout()) {
+    out->insert(out->end(), object, object + type.instance_size());
+    return;
+  }
   out->resize(start + type.instance_size());
   for (const FieldInfo& f : type.fields()) {
     EncodeField(f, object, number_of, out->data() + start + f.blob_offset);

@@ -162,6 +162,9 @@ class ComponentType {
   absl::Span<const std::byte> defaults() const { return defaults_; }
   // cpp_size: sizeof the declared struct (0 for custom types).
   size_t cpp_size() const { return defaults_.size(); }
+  // identity_layout: the blob instance is the struct's bytes (fields packed in order,
+  // covering the struct, none a bool or an entity), so conversions are memcpy.
+  bool identity_layout() const { return identity_layout_; }
 
   // RegisterCompiler: registers this type's compile function in `compiler`. The
   // function refers to this ComponentType, which must outlive the compiler (a
@@ -197,6 +200,7 @@ class ComponentType {
   uint32_t fingerprint_ = 0;
   std::vector<FieldInfo> fields_;
   std::vector<std::byte> defaults_;
+  bool identity_layout_ = false;
   CompileFunction compile_;
   ExportFunction export_;
   StoreFactory make_store_;

@@ -142,13 +142,22 @@ class NamedStore final : public ComponentStore {
   absl::Status Spawn(const ComponentSpawnBatch& batch) override {
     absl::StatusOr<SpawnPlan> plan = PlanSpawn(*type_, batch);
     if (!plan.ok()) return plan.status();
-    std::vector<std::byte> bytes;
-    absl::Status decoded = DecodeInstances(*type_, *plan, batch, &bytes);
-    if (!decoded.ok()) return decoded;
-    std::vector<T> objects(batch.num_instances);
-    if (!bytes.empty()) std::memcpy(objects.data(), bytes.data(), bytes.size());
     const std::vector<Entity> owners = SpawnOwners(batch);
-    absl::Status spawned = manager_.Spawn(owners, batch.names, objects);
+    std::vector<T> objects;
+    absl::Span<const T> view;
+    if (plan->identity) {
+      // NOTE: the validated blob's instance data is 16-byte aligned and holds
+      // num_instances * sizeof(T) bytes laid out as T: used in place.
+      view = absl::MakeConstSpan(reinterpret_cast<const T*>(batch.data.data()), batch.num_instances);
+    } else {
+      std::vector<std::byte> bytes;
+      absl::Status decoded = DecodeInstances(*type_, *plan, batch, &bytes);
+      if (!decoded.ok()) return decoded;
+      objects.resize(batch.num_instances);
+      if (!bytes.empty()) std::memcpy(objects.data(), bytes.data(), bytes.size());
+      view = objects;
+    }
+    absl::Status spawned = manager_.Spawn(owners, batch.names, view);
     if (!spawned.ok()) return spawned;
     return RegisterSpawnedByName(*services_.index, &manager_, owners, batch.names);
   }
@@ -242,10 +251,14 @@ class ComponentDeclaration {
     type.max_per_entity_ = storage_ == ComponentStorage::kPages ? 1 : 0;
     type.fields_ = fields_;
     uint32_t blob_offset = 0;
+    bool identity = true;
     for (FieldInfo& f : type.fields_) {
       f.blob_offset = blob_offset;
+      identity = identity && f.offset == blob_offset && f.type != FieldType::kBool &&
+                 f.type != FieldType::kEntity;
       blob_offset += FieldBlobSize(f.type);
     }
+    type.identity_layout_ = identity && blob_offset == sizeof(T);
     type.instance_size_ = blob_offset;
     type.layout_ = LayoutText(type.fields_);
     // A tag (no fields) declares no layout, as the compiler records none for it.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
@@ -16,8 +17,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// NOTE: `scratch` is a node map: the pointers name_text returns stay valid while it
+// grows.
 FieldTextLookup MakeLookup(const ResourceMetadata& meta, const std::vector<uint32_t>& number,
-                           absl::flat_hash_map<std::string, std::string>* scratch) {
+                           absl::node_hash_map<std::string, std::string>* scratch) {
   absl::flat_hash_map<absl::string_view, int> name_count;
   for (const auto& [k, name] : meta.entity_names) ++name_count[name];
   FieldTextLookup lookup;
@@ -78,7 +81,7 @@ absl::StatusOr<json> ExportLevel(const EntityResourceView& view, const Component
   STRATA_ASSIGN_OR_RETURN(const ResourceMetadata meta, ReadResourceMetadata(view));
   std::vector<std::vector<uint32_t>> children;
   const std::vector<uint32_t> number = PreorderNumbers(view.parent_index(), &children);
-  absl::flat_hash_map<std::string, std::string> scratch;
+  absl::node_hash_map<std::string, std::string> scratch;
   const FieldTextLookup lookup = MakeLookup(meta, number, &scratch);
 
   const uint32_t n = view.num_entities();
@@ -136,7 +139,7 @@ absl::StatusOr<std::string> DescribeResource(const EntityResourceView& view,
   STRATA_ASSIGN_OR_RETURN(const ResourceMetadata meta, ReadResourceMetadata(view));
   std::vector<std::vector<uint32_t>> children;
   const std::vector<uint32_t> number = PreorderNumbers(view.parent_index(), &children);
-  absl::flat_hash_map<std::string, std::string> scratch;
+  absl::node_hash_map<std::string, std::string> scratch;
   FieldTextLookup lookup = MakeLookup(meta, number, &scratch);
   // In a listing, references name the blob's own entity numbers.
   lookup.entity_reference = [&meta](uint32_t k) {

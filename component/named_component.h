@@ -46,13 +46,13 @@ class NamedComponentManager final : public ComponentManager {
 
  public:
   // NamedComponentManager(entities, type_name): subscribes to `entities`' destruction,
-  // so destroying an entity destroys its instances. `entities` must outlive this.
+  // so destroying an entity destroys its instances. Either may be destroyed first.
   NamedComponentManager(EntityManager& entities, std::string type_name)
-      : entities_(&entities), type_name_(std::move(type_name)) {
+      : type_name_(std::move(type_name)) {
     listener_ = entities.AddDestroyListener(
         [this](absl::Span<const Entity> dead) { DestroyEntities(dead); });
   }
-  ~NamedComponentManager() override { entities_->RemoveDestroyListener(listener_); }
+  ~NamedComponentManager() override = default;
   NamedComponentManager(const NamedComponentManager&) = delete;
   NamedComponentManager& operator=(const NamedComponentManager&) = delete;
 
@@ -65,7 +65,8 @@ class NamedComponentManager final : public ComponentManager {
   }
   absl::StatusOr<Instance> CreateWith(Entity entity, InstanceId id, const T& value) {
     if (!entity.is_valid()) return absl::InvalidArgumentError(absl::StrCat(type_name_, ": invalid entity"));
-    if (!entities_->Alive(entity)) {
+    // Through the subscription: once the manager is gone, no entity is alive.
+    if (!listener_->Alive(entity)) {
       return absl::NotFoundError(absl::StrCat(type_name_, ": ", entity.DebugString(), " is not alive"));
     }
     const uint32_t index = static_cast<uint32_t>(data_.size());
@@ -171,9 +172,8 @@ class NamedComponentManager final : public ComponentManager {
  private:
   using Key = std::pair<Entity, InstanceId>;
 
-  EntityManager* entities_;
   std::string type_name_;
-  EntityManager::ListenerId listener_ = 0;
+  EntityManager::Subscription listener_;
   std::vector<T> data_;
   std::vector<Key> owners_;
   absl::flat_hash_map<Key, uint32_t> instances_;

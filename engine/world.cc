@@ -1,6 +1,7 @@
 #include "engine/world.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -84,12 +85,11 @@ absl::Status World::Init() {
   return absl::OkStatus();
 }
 
-// The stores unsubscribe in their destructors (reverse declaration order), all before
-// an owned manager, declared first, goes.
-World::~World() {
-  stores_.clear();
-  entities_->RemoveDestroyListener(listener_);
-}
+// Every listener (the stores' and listener_) is a Subscription: it unsubscribes when
+// destroyed, before an owned manager (declared first) goes, and is merely detached if a
+// shared manager was destroyed before the World. The stores go first: they refer to
+// the pages and the index.
+World::~World() { stores_.clear(); }
 
 ComponentStore* World::Store(absl::string_view type) const {
   const ComponentType* t = registry_->Find(type);
@@ -137,10 +137,18 @@ std::vector<Entity> World::Entities() const {
   for (uint32_t i = 0; i < entity_names_.size(); ++i) {
     if (!entity_names_[i].name.empty()) all.emplace_back(i, entity_names_[i].generation);
   }
-  std::sort(all.begin(), all.end(), [](Entity a, Entity b) { return a.index() < b.index(); });
-  all.erase(std::unique(all.begin(), all.end()), all.end());
-  all.erase(std::remove_if(all.begin(), all.end(), [this](Entity e) { return !entities_->Alive(e); }),
-            all.end());
+  // Deduplicated and ordered by index without a sort: one word per entity index
+  // (generation + 1; 0: none), then one pass in index order.
+  uint32_t max_index = 0;
+  for (Entity e : all) max_index = std::max(max_index, e.index());
+  std::vector<uint64_t> by_index(all.empty() ? 0 : size_t{max_index} + 1, 0);
+  for (Entity e : all) {
+    if (entities_->Alive(e)) by_index[e.index()] = uint64_t{e.generation()} + 1;
+  }
+  all.clear();
+  for (uint32_t i = 0; i < by_index.size(); ++i) {
+    if (by_index[i] != 0) all.emplace_back(i, static_cast<uint32_t>(by_index[i] - 1));
+  }
   return all;
 }
 
@@ -177,21 +185,31 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
   }
   // Blob order: depth-first from the roots in the given order, children in the given
   // order, so parents precede children and the order is a function of the input.
-  std::vector<std::vector<uint32_t>> children(entities.size());
-  for (uint32_t i = 0; i < entities.size(); ++i) {
-    if (parent[i] != kNone) children[parent[i]].push_back(i);
+  // Children lists in one array (counting sort by parent): child_begin[i] .. [i + 1).
+  const uint32_t n = static_cast<uint32_t>(entities.size());
+  std::vector<uint32_t> child_begin(n + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (parent[i] != kNone) ++child_begin[parent[i] + 1];
+  }
+  for (uint32_t i = 0; i < n; ++i) child_begin[i + 1] += child_begin[i];
+  std::vector<uint32_t> child(child_begin[n]);
+  {
+    std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (parent[i] != kNone) child[fill[parent[i]]++] = i;
+    }
   }
   std::vector<uint32_t> order;
-  order.reserve(entities.size());
+  order.reserve(n);
   std::vector<uint32_t> stack;
-  for (uint32_t root = entities.size(); root-- > 0;) {
+  for (uint32_t root = n; root-- > 0;) {
     if (parent[root] == kNone) stack.push_back(root);
   }
   while (!stack.empty()) {
     const uint32_t i = stack.back();
     stack.pop_back();
     order.push_back(i);
-    for (size_t c = children[i].size(); c-- > 0;) stack.push_back(children[i][c]);
+    for (uint32_t c = child_begin[i + 1]; c-- > child_begin[i];) stack.push_back(child[c]);
   }
   std::vector<uint32_t> number(entities.size());
   std::vector<Entity> saved(entities.size());
@@ -220,9 +238,20 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
     }
     return kNoEntityRef;
   };
-  context.name_of = [this](Entity e, const ComponentManager* manager) -> std::optional<IdString32> {
+  // Most instances of a type share one name ("Transform"): try the last one found
+  // with one O(1) lookup before listing the entity's components.
+  absl::flat_hash_map<const ComponentManager*, IdString32> last_name;
+  context.name_of = [this, &last_name](Entity e,
+                                       const ComponentManager* manager) -> std::optional<IdString32> {
+    auto last = last_name.find(manager);
+    if (last != last_name.end() && index_->FindComponentManager(e, last->second) == manager) {
+      return last->second;
+    }
     for (const EntityIndex::ComponentEntry& entry : index_->Components(e)) {
-      if (entry.manager == manager) return entry.name;
+      if (entry.manager == manager) {
+        last_name[manager] = entry.name;
+        return entry.name;
+      }
     }
     return std::nullopt;
   };

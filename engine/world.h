@@ -95,7 +95,8 @@ class World {
   // page store's limit of component types).
   static absl::StatusOr<std::unique_ptr<World>> Create(const ComponentRegistry& registry,
                                                        const Options& options = Options());
-  // Create(shared): a world over `shared`, which must outlive it.
+  // Create(shared): a world over `shared`. Destroying the World after `shared` is
+  // safe (its listeners are detached), but nothing else may be used then.
   static absl::StatusOr<std::unique_ptr<World>> Create(const ComponentRegistry& registry,
                                                        EntityManager& shared,
                                                        const Options& options = Options());
@@ -193,7 +194,7 @@ class World {
   std::unique_ptr<TransformComponent> transforms_;
   std::unique_ptr<TransformComponentManager> transform_manager_;
   std::unique_ptr<EntityIndex> index_;
-  EntityManager::ListenerId listener_ = 0;
+  EntityManager::Subscription listener_;
   std::unique_ptr<EntityPages> pages_;
   std::unique_ptr<PropertySystem> properties_;
   std::vector<std::unique_ptr<ComponentStore>> stores_;  // registry order

@@ -7,7 +7,8 @@
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true   (one line)
 //
 // BM_Spawn/Declared vs BM_Spawn/HandWritten: the same blob, the same kind of World;
-// only the spawn functions differ. BM_Save is World::SaveAll of the spawned level.
+// only the spawn functions differ (and the World also keeps the entity names; the
+// _without_names row spawns a blob compiled without them). BM_Save is World::SaveAll of the spawned level.
 // Counters: ns_per_entity (per level entity).
 #include <fstream>
 #include <iterator>
@@ -29,10 +30,12 @@
 namespace strata {
 namespace {
 
-std::vector<std::byte> CompileLevel(const std::string& json) {
+std::vector<std::byte> CompileLevel(const std::string& json, bool keep_names) {
   EntityCompiler compiler;
   if (!SampleRegistry().RegisterCompilers(compiler).ok()) std::abort();
-  absl::StatusOr<EntityCompiler::Result> result = compiler.Compile(json, {});
+  EntityCompiler::Options options;
+  options.keep_names = keep_names;
+  absl::StatusOr<EntityCompiler::Result> result = compiler.Compile(json, options);
   if (!result.ok()) {
     std::fprintf(stderr, "%s\n", result.status().ToString().c_str());
     std::abort();
@@ -40,17 +43,18 @@ std::vector<std::byte> CompileLevel(const std::string& json) {
   return std::move(result->blob);
 }
 
-const std::vector<std::byte>& DefaultLevel() {
-  static const std::vector<std::byte>* blob = [] {
+// DefaultLevel: the default level compiled with (or without) its names metadata.
+const std::vector<std::byte>& DefaultLevel(bool keep_names = true) {
+  static const std::vector<std::byte>* blobs = [] {
     std::ifstream in("engine/levels/default.json");
     const std::string json((std::istreambuf_iterator<char>(in)), {});
     if (json.empty()) {
       std::fprintf(stderr, "run from the repository root (bazel run does)\n");
       std::abort();
     }
-    return new std::vector<std::byte>(CompileLevel(json));
+    return new std::vector<std::byte>[2]{CompileLevel(json, false), CompileLevel(json, true)};
   }();
-  return *blob;
+  return blobs[keep_names ? 1 : 0];
 }
 
 // A level of n entities in a flat hierarchy of chains of 4, each with a transform.
@@ -144,6 +148,9 @@ void SpawnLoop(benchmark::State& state, const std::vector<std::byte>& blob, bool
 
 void BM_SpawnDeclared(benchmark::State& state) { SpawnLoop(state, DefaultLevel(), true); }
 void BM_SpawnHandWritten(benchmark::State& state) { SpawnLoop(state, DefaultLevel(), false); }
+// Without the names metadata: the declared spawn path alone, against the same
+// hand-written functions (which never read names).
+void BM_SpawnDeclaredNoNames(benchmark::State& state) { SpawnLoop(state, DefaultLevel(false), true); }
 void BM_SpawnTransforms(benchmark::State& state) { SpawnLoop(state, TransformLevel(state.range(0)), true); }
 
 void BM_Save(benchmark::State& state) {
@@ -165,6 +172,7 @@ void BM_Save(benchmark::State& state) {
 
 BENCHMARK(BM_SpawnDeclared)->Name("BM_Spawn/Declared/default_level")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SpawnHandWritten)->Name("BM_Spawn/HandWritten/default_level")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SpawnDeclaredNoNames)->Name("BM_Spawn/Declared/default_level_without_names")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Save)->Name("BM_Save/default_level")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SpawnTransforms)->Name("BM_Spawn/Transforms")->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
 

@@ -3,6 +3,7 @@
 #include "engine/sample_components.h"
 #include "engine/world.h"
 
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -194,6 +195,52 @@ TEST(World, TwoWorldsShareOneEntity) {
   ASSERT_THAT(game.Destroy(pickaxe), IsOk());
   EXPECT_EQ(game.ComponentCount(pickaxe), 0u);
   EXPECT_EQ(inventory.ComponentCount(pickaxe), 0u);
+}
+
+TEST(RenderDataManager, CreateRejectsEntitiesThatAreNotAlive) {
+  EntityManager::Options options;
+  options.min_free_indices = 0;  // reuse a slot at once, to make a stale handle
+  EntityManager entities(options);
+  RenderDataManager render(entities, "render_data");
+  const IdString32 fog("Fog");
+  const Entity dead = entities.Create();
+  ASSERT_THAT(entities.Destroy(dead), IsOk());
+  const Entity alive = entities.Create();  // dead's slot, next generation
+  for (Entity e : {dead, Entity(99, 0)}) {
+    EXPECT_THAT(render.Create(e, fog).status(), StatusIs(absl::StatusCode::kNotFound)) << e;
+  }
+  EXPECT_EQ(render.size(), 0u);
+  const std::vector<RenderData> data(2);
+  const std::vector<uint32_t> names = {fog.value(), fog.value()};
+  EXPECT_THAT(render.Spawn({alive, dead}, names, data), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(render.size(), 0u);
+  EXPECT_THAT(render.Create(alive, fog).status(), IsOk());
+}
+
+// Under ASan, a store that still used its freed manager fails here.
+TEST(RenderDataManager, ManagerMayBeDestroyedFirst) {
+  auto entities = std::make_unique<EntityManager>();
+  auto render = std::make_unique<RenderDataManager>(*entities, "render_data");
+  const Entity e = entities->Create();
+  ASSERT_THAT(render->Create(e, IdString32("Fog")).status(), IsOk());
+  entities.reset();
+  EXPECT_EQ(render->CountOf(e), 1u);  // kept: the entity was never destroyed
+  EXPECT_THAT(render->Create(e, IdString32("Haze")).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_TRUE(render->Destroy(e, IdString32("Fog")));
+  render.reset();
+}
+
+TEST(World, SharedManagerMayBeDestroyedBeforeTheWorld) {
+  auto entities = std::make_unique<EntityManager>();
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(SampleRegistry(), *entities));
+  const std::vector<std::byte> blob = Compile(kLevel);
+  absl::StatusOr<EntityResourceView> view = EntityResourceView::Create(blob);
+  ASSERT_THAT(view.status(), IsOk());
+  ASSERT_THAT(world->Spawn(*view).status(), IsOk());
+  EXPECT_EQ(entities->destroy_listeners(), 4u);  // transforms, index and names, pages, render data
+  entities.reset();
+  world.reset();  // every member's destructor and the index listener's
 }
 
 TEST(World, SpawnFailureLeavesNothingBehind) {

@@ -47,12 +47,25 @@ class ContiguousStore {
  public:
   struct Options {
     // max_generation: an id removed at this generation is retired (never reused).
-    // Must be < 2^31. Tests lower it to reach retirement quickly.
+    // At most 2^31 - 1. Tests lower it to reach retirement quickly.
     uint32_t max_generation = 0x7FFFFFFFu;
   };
 
+  // Make: a store of `capacity` entries, or InvalidArgument when capacity is
+  // 2^32 - 1 or more, or options.max_generation is above 2^31 - 1: the form for sizes
+  // that come from configuration. O(capacity).
+  static absl::StatusOr<std::unique_ptr<ContiguousStore>> Make(uint32_t capacity,
+                                                        const Options& options = Options()) {
+    if (absl::Status s = entity_internal::HandlePool::Validate("ContiguousStore", capacity,
+                                                               options.max_generation);
+        !s.ok()) {
+      return s;
+    }
+    return std::make_unique<ContiguousStore>(capacity, options);
+  }
+
   // ContiguousStore: room for `capacity` entries (< 2^32 - 1), allocated now, never
-  // grown. O(capacity).
+  // grown. O(capacity). Aborts, in every build mode, on the values Make rejects.
   explicit ContiguousStore(uint32_t capacity) : ContiguousStore(capacity, Options()) {}
   ContiguousStore(uint32_t capacity, const Options& options)
       : pool_(capacity, options.max_generation),

@@ -18,6 +18,8 @@
 #include <string>
 #include <utility>
 
+#include "base/policy_checks.h"
+
 namespace strata {
 
 class Entity {

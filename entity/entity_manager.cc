@@ -7,6 +7,8 @@
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
+#include "base/status_macros.h"
 
 namespace strata {
 namespace {
@@ -26,8 +28,78 @@ ABSL_ATTRIBUTE_NOINLINE absl::Status UndoDestroyBatch(uint32_t* slots,
 
 }  // namespace
 
+absl::Status EntityManager::Options::Validate() const {
+  if (max_generation > kMaxGeneration) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "EntityManager::Options: max_generation ", max_generation, " is above the largest ",
+        "generation a handle can hold (", kMaxGeneration, ")"));
+  }
+  return absl::OkStatus();
+}
+
 EntityManager::EntityManager(const Options& options) : options_(options) {
-  ABSL_HARDENING_ASSERT(options_.max_generation < kFreeBit);
+  static_assert(kMaxGeneration < kFreeBit, "issued generations never have the free bit");
+  STRATA_CHECK(options_.max_generation <= kMaxGeneration,
+               "EntityManager: Options::max_generation above kMaxGeneration (use Make to "
+               "get a Status instead)");
+}
+
+absl::StatusOr<std::unique_ptr<EntityManager>> EntityManager::Make(const Options& options) {
+  STRATA_RETURN_IF_ERROR(options.Validate());
+  return std::make_unique<EntityManager>(options);
+}
+
+EntityManager::~EntityManager() {
+  for (Listener& listener : listeners_) listener.owner->Detach();
+}
+
+const EntityManager& EntityManager::Empty() {
+  // Never destroyed: subscriptions may read it during static destruction.
+  static const EntityManager* const empty = new EntityManager();
+  return *empty;
+}
+
+// ---- Subscription ----------------------------------------------------------------------
+
+EntityManager::Subscription::Subscription() noexcept : view_(&EntityManager::Empty()) {}
+
+EntityManager::Subscription::Subscription(EntityManager* manager, uint32_t id)
+    : manager_(manager), view_(manager), id_(id) {}
+
+EntityManager::Subscription::Subscription(Subscription&& other) noexcept
+    : manager_(other.manager_), view_(other.view_), id_(other.id_), expired_(other.expired_) {
+  if (manager_ != nullptr) manager_->MoveListener(id_, this);
+  other.manager_ = nullptr;
+  other.view_ = &EntityManager::Empty();
+  other.expired_ = false;
+}
+
+EntityManager::Subscription& EntityManager::Subscription::operator=(
+    Subscription&& other) noexcept {
+  if (this == &other) return *this;
+  Reset();
+  manager_ = other.manager_;
+  view_ = other.view_;
+  id_ = other.id_;
+  expired_ = other.expired_;
+  if (manager_ != nullptr) manager_->MoveListener(id_, this);
+  other.manager_ = nullptr;
+  other.view_ = &EntityManager::Empty();
+  other.expired_ = false;
+  return *this;
+}
+
+void EntityManager::Subscription::Reset() {
+  if (manager_ != nullptr) manager_->RemoveListener(id_);
+  manager_ = nullptr;
+  view_ = &EntityManager::Empty();
+  expired_ = false;
+}
+
+void EntityManager::Subscription::Detach() {
+  manager_ = nullptr;
+  view_ = &EntityManager::Empty();
+  expired_ = true;
 }
 
 void EntityManager::ReserveFree(size_t n) {
@@ -52,7 +124,7 @@ Entity EntityManager::Create() {
     return Entity(index, generation);
   }
   const size_t index = slots_.size();
-  ABSL_HARDENING_ASSERT(index < Entity::kInvalidIndex);
+  STRATA_CHECK(index < Entity::kInvalidIndex, "EntityManager: 2^32 - 1 slots in use");
   slots_.push_back(0);
   return Entity(static_cast<uint32_t>(index), 0);
 }
@@ -77,7 +149,8 @@ void EntityManager::CreateBatch(absl::Span<Entity> out) {
   // Fresh slots: generation 0, which resize() writes for us.
   const size_t first = slots_.size();
   const size_t fresh = out.size() - from_queue;
-  ABSL_HARDENING_ASSERT(first + fresh <= Entity::kInvalidIndex);
+  STRATA_CHECK(first + fresh <= Entity::kInvalidIndex,
+               "EntityManager::CreateBatch: more than 2^32 - 1 slots");
   slots_.resize(first + fresh);
   Entity* const dst = out.data() + from_queue;
   for (size_t k = 0; k < fresh; ++k) dst[k] = Entity(static_cast<uint32_t>(first + k), 0);
@@ -150,20 +223,30 @@ void EntityManager::NotifyDestroyed(absl::Span<const Entity> entities) {
   notifying_ = false;
 }
 
-EntityManager::ListenerId EntityManager::AddDestroyListener(DestroyListener listener) {
+EntityManager::Subscription EntityManager::AddDestroyListener(DestroyListener listener) {
   assert(!notifying_ && "a DestroyListener must not add listeners");
-  const ListenerId id = next_listener_id_++;
-  listeners_.push_back({id, std::move(listener)});
-  return id;
+  const uint32_t id = next_listener_id_++;
+  // The entry's owner is set once the Subscription exists (it is built in place in the
+  // caller's object: guaranteed copy elision; a later move updates it).
+  listeners_.push_back({id, std::move(listener), nullptr});
+  Subscription subscription(this, id);
+  listeners_.back().owner = &subscription;
+  return subscription;
 }
 
-bool EntityManager::RemoveDestroyListener(ListenerId id) {
+void EntityManager::RemoveListener(uint32_t id) {
   assert(!notifying_ && "a DestroyListener must not remove listeners");
   auto it = std::find_if(listeners_.begin(), listeners_.end(),
                          [id](const Listener& l) { return l.id == id; });
-  if (it == listeners_.end()) return false;
+  assert(it != listeners_.end());
   listeners_.erase(it);
-  return true;
+}
+
+void EntityManager::MoveListener(uint32_t id, Subscription* owner) {
+  auto it = std::find_if(listeners_.begin(), listeners_.end(),
+                         [id](const Listener& l) { return l.id == id; });
+  assert(it != listeners_.end());
+  it->owner = owner;
 }
 
 size_t EntityManager::MemoryUsage() const {

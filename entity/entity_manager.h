@@ -10,11 +10,21 @@
 //   Entity e = manager.Create();
 //   std::vector<Entity> level(1000);
 //   manager.CreateBatch(absl::MakeSpan(level));
-//   manager.AddDestroyListener([&](absl::Span<const Entity> dead) {
-//     for (Entity d : dead) transforms.Destroy(d);
-//   });
+//   EntityManager::Subscription listening =
+//       manager.AddDestroyListener([&](absl::Span<const Entity> dead) {
+//         for (Entity d : dead) transforms.DestroyEntity(d);
+//       });                              // listens until `listening` or `manager` dies
 //   absl::Status s = manager.Destroy(e);   // OK
 //   s = manager.Destroy(e);                // NotFound: already destroyed, nothing changes
+//
+// Options from configuration: EntityManager::Make(options) returns InvalidArgument for
+// options the handle cannot honour; the constructor aborts on them in every build mode.
+//
+// Lifetimes: a store that listens holds the Subscription AddDestroyListener returns.
+// Either may be destroyed first. When the manager dies first, it detaches every
+// subscription: the store's listener is never called again, and the subscription then
+// reads as an empty manager (no entity alive), so a store that checks liveness
+// through it sees every entity of the dead manager as dead.
 //
 // Thread-safety: none; one manager belongs to one thread at a time.
 #ifndef STRATA_ENTITY_ENTITY_MANAGER_H_
@@ -27,6 +37,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "entity/entity.h"
 
@@ -39,9 +50,15 @@ class EntityManager {
     // are free, so reuse of any one slot is delayed by at least this many destroys.
     uint32_t min_free_indices = 1024;
     // max_generation: a slot destroyed at this generation is retired, never reissued.
-    // Must be < 2^31 (the top bit of a slot marks it free). Tests lower it.
-    uint32_t max_generation = 0x7FFFFFFFu;
+    // At most kMaxGeneration (the top bit of a slot marks it free). Tests lower it.
+    uint32_t max_generation = kMaxGeneration;
+
+    // Validate: OK, or InvalidArgument naming the option the manager cannot honour.
+    absl::Status Validate() const;
   };
+
+  // kMaxGeneration: the largest max_generation, 2^31 - 1.
+  static constexpr uint32_t kMaxGeneration = 0x7FFFFFFFu;
 
   // DestroyListener: told of entities being destroyed, once per Destroy (a span of
   // one) or DestroyBatch (the whole batch). Called after the entities are released:
@@ -49,13 +66,62 @@ class EntityManager {
   // destroy entities nor add or remove listeners (checked by assert in debug builds);
   // it may create entities.
   using DestroyListener = std::function<void(absl::Span<const Entity>)>;
-  using ListenerId = uint32_t;
+
+  // Subscription: a registered DestroyListener, owned by whoever listens (a store
+  // keeps it as a member). Movable, not copyable.
+  // - Destroying it (or Reset()) unregisters the listener, if its manager still lives.
+  // - Destroying the manager first detaches it: the listener is never called again,
+  //   expired() becomes true and manager() is an empty manager (slots_used() 0, no
+  //   entity alive), so a store's liveness checks through it keep working and answer
+  //   "dead"; destroying the subscription afterwards touches nothing of the manager.
+  // Reads through it cost what reads through an EntityManager* cost (one pointer,
+  // never null).
+  class Subscription {
+   public:
+    // Subscription(): listens to nothing; manager() is the empty manager.
+    Subscription() noexcept;
+    Subscription(Subscription&& other) noexcept;
+    Subscription& operator=(Subscription&& other) noexcept;
+    ~Subscription() { Reset(); }
+
+    // Reset: unregisters the listener now (if its manager lives) and forgets the
+    // manager: afterwards active() and expired() are false. O(listeners).
+    void Reset();
+
+    // active: registered with a live manager.
+    bool active() const { return manager_ != nullptr; }
+    // expired: was registered with a manager that has been destroyed since.
+    bool expired() const { return expired_; }
+
+    // manager / operator->: the manager while active(); otherwise an empty manager.
+    const EntityManager& manager() const { return *view_; }
+    const EntityManager* operator->() const { return view_; }
+
+   private:
+    friend class EntityManager;
+    Subscription(EntityManager* manager, uint32_t id);
+    // Called by the dying manager.
+    void Detach();
+
+    EntityManager* manager_ = nullptr;  // the live manager, for unregistering
+    const EntityManager* view_;         // manager_, or the empty manager; never null
+    uint32_t id_ = 0;
+    bool expired_ = false;
+  };
 
   EntityManager() : EntityManager(Options()) {}
+  // EntityManager(options): aborts (in every build mode) unless options.Validate() is
+  // OK. Options that come from configuration go through Make instead.
   explicit EntityManager(const Options& options);
+  // Make: a manager with `options`, or InvalidArgument (from Options::Validate) when
+  // the manager cannot honour them.
+  static absl::StatusOr<std::unique_ptr<EntityManager>> Make(const Options& options);
 
   EntityManager(const EntityManager&) = delete;
   EntityManager& operator=(const EntityManager&) = delete;
+
+  // ~EntityManager: detaches every Subscription still registered (see Subscription).
+  ~EntityManager();
 
   // Create: a new live entity. Amortised O(1).
   Entity Create();
@@ -91,10 +157,12 @@ class EntityManager {
   // free_slots: slots waiting in the free queue.
   size_t free_slots() const { return free_count_; }
 
-  // AddDestroyListener: registers `listener`; returns an id for RemoveDestroyListener.
-  ListenerId AddDestroyListener(DestroyListener listener);
-  // RemoveDestroyListener: unregisters; false if `id` is unknown.
-  bool RemoveDestroyListener(ListenerId id);
+  // AddDestroyListener: registers `listener` (called after the ones registered
+  // before) for as long as the returned Subscription lives and is not Reset().
+  // Discarding the result unregisters at once. O(1) amortised.
+  [[nodiscard]] Subscription AddDestroyListener(DestroyListener listener);
+  // destroy_listeners: listeners registered now.
+  size_t destroy_listeners() const { return listeners_.size(); }
 
   // MemoryUsage: bytes owned by the manager's tables.
   size_t MemoryUsage() const;
@@ -110,6 +178,11 @@ class EntityManager {
   // Marks a validated slot free: bumps its generation, or retires it.
   void Release(uint32_t index, uint32_t generation);
   void NotifyDestroyed(absl::Span<const Entity> entities);
+  // Subscription's side: unregisters `id`, or points its entry at its moved owner.
+  void RemoveListener(uint32_t id);
+  void MoveListener(uint32_t id, Subscription* owner);
+  // The manager an inactive Subscription reads: no slots, never destroyed.
+  static const EntityManager& Empty();
 
   Options options_;
   std::vector<uint32_t> slots_;
@@ -121,11 +194,12 @@ class EntityManager {
   size_t free_count_ = 0;
   size_t retired_count_ = 0;
   struct Listener {
-    ListenerId id;
+    uint32_t id;
     DestroyListener callback;
+    Subscription* owner;  // detached when the manager dies
   };
   std::vector<Listener> listeners_;
-  ListenerId next_listener_id_ = 0;
+  uint32_t next_listener_id_ = 0;
   // True while listeners run: guards the reentrancy rules of DestroyListener.
   bool notifying_ = false;
 };

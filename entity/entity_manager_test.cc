@@ -2,9 +2,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "entity/entity.h"
 #include "gmock/gmock.h"
@@ -218,7 +221,8 @@ TEST(EntityManager, DestroyBatchIsAllOrNothing) {
   std::vector<Entity> e(4);
   manager.CreateBatch(absl::MakeSpan(e));
   int notified = 0;
-  manager.AddDestroyListener([&](absl::Span<const Entity>) { ++notified; });
+  const EntityManager::Subscription listening =
+      manager.AddDestroyListener([&](absl::Span<const Entity>) { ++notified; });
   const Entity stale = e[3];
   ASSERT_THAT(manager.Destroy(stale), IsOk());
   notified = 0;
@@ -259,11 +263,12 @@ TEST(EntityManager, ListenersSeeStaleHandlesAfterRelease) {
   std::vector<Entity> e(3);
   manager.CreateBatch(absl::MakeSpan(e));
   std::vector<std::vector<Entity>> calls;
-  manager.AddDestroyListener([&](absl::Span<const Entity> dead) {
-    calls.emplace_back(dead.begin(), dead.end());
-    for (Entity d : dead) EXPECT_FALSE(manager.Alive(d));
-    EXPECT_EQ(manager.size(), 3 - dead.size() - (calls.size() > 1 ? 1 : 0));
-  });
+  const EntityManager::Subscription listening =
+      manager.AddDestroyListener([&](absl::Span<const Entity> dead) {
+        calls.emplace_back(dead.begin(), dead.end());
+        for (Entity d : dead) EXPECT_FALSE(manager.Alive(d));
+        EXPECT_EQ(manager.size(), 3 - dead.size() - (calls.size() > 1 ? 1 : 0));
+      });
   ASSERT_THAT(manager.Destroy(e[1]), IsOk());
   ASSERT_THAT(manager.DestroyBatch({e[2], e[0]}), IsOk());
   ASSERT_EQ(calls.size(), 2u);
@@ -277,27 +282,131 @@ TEST(EntityManager, ListenersSeeStaleHandlesAfterRelease) {
 TEST(EntityManager, ListenersRunInOrderAndCanBeRemoved) {
   EntityManager manager;
   std::vector<int> order;
-  const auto a = manager.AddDestroyListener([&](absl::Span<const Entity>) { order.push_back(1); });
-  const auto b = manager.AddDestroyListener([&](absl::Span<const Entity>) { order.push_back(2); });
-  EXPECT_NE(a, b);
+  EntityManager::Subscription a =
+      manager.AddDestroyListener([&](absl::Span<const Entity>) { order.push_back(1); });
+  EntityManager::Subscription b =
+      manager.AddDestroyListener([&](absl::Span<const Entity>) { order.push_back(2); });
+  EXPECT_TRUE(a.active());
+  EXPECT_EQ(manager.destroy_listeners(), 2u);
   ASSERT_THAT(manager.Destroy(manager.Create()), IsOk());
   EXPECT_THAT(order, ElementsAre(1, 2));
-  EXPECT_TRUE(manager.RemoveDestroyListener(a));
-  EXPECT_FALSE(manager.RemoveDestroyListener(a));
-  EXPECT_FALSE(manager.RemoveDestroyListener(12345));
+  a.Reset();
+  EXPECT_FALSE(a.active());
+  EXPECT_FALSE(a.expired());
+  a.Reset();  // a no-op the second time
+  EXPECT_EQ(manager.destroy_listeners(), 1u);
   ASSERT_THAT(manager.Destroy(manager.Create()), IsOk());
   EXPECT_THAT(order, ElementsAre(1, 2, 2));
-  EXPECT_TRUE(manager.RemoveDestroyListener(b));
+  { const EntityManager::Subscription gone = std::move(b); }  // unregisters on scope exit
+  EXPECT_EQ(manager.destroy_listeners(), 0u);
   ASSERT_THAT(manager.Destroy(manager.Create()), IsOk());
   EXPECT_THAT(order, ElementsAre(1, 2, 2));
+}
+
+TEST(EntityManager, DiscardedSubscriptionUnregistersAtOnce) {
+  EntityManager manager;
+  int calls = 0;
+  (void)manager.AddDestroyListener([&](absl::Span<const Entity>) { ++calls; });
+  EXPECT_EQ(manager.destroy_listeners(), 0u);
+  ASSERT_THAT(manager.Destroy(manager.Create()), IsOk());
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(EntityManager, MovedSubscriptionKeepsListening) {
+  EntityManager manager;
+  int calls = 0;
+  std::vector<EntityManager::Subscription> held;
+  // Growing the vector moves the subscriptions; each must stay registered, once.
+  for (int i = 0; i < 9; ++i) {
+    held.push_back(manager.AddDestroyListener([&](absl::Span<const Entity>) { ++calls; }));
+  }
+  EntityManager::Subscription assigned;
+  EXPECT_FALSE(assigned.active());
+  assigned = std::move(held[4]);
+  EXPECT_FALSE(held[4].active());  // NOLINT(bugprone-use-after-move): defined as empty
+  EXPECT_TRUE(assigned.active());
+  EXPECT_EQ(manager.destroy_listeners(), 9u);
+  ASSERT_THAT(manager.Destroy(manager.Create()), IsOk());
+  EXPECT_EQ(calls, 9);
+  // Move-assigning over an active subscription unregisters the one it replaces.
+  assigned = std::move(held[0]);
+  EXPECT_EQ(manager.destroy_listeners(), 8u);
+  held.clear();
+  EXPECT_EQ(manager.destroy_listeners(), 1u);
+  assigned.Reset();
+  EXPECT_EQ(manager.destroy_listeners(), 0u);
+}
+
+// Shutdown in any order: a subscription that outlives its manager is detached, reads
+// as an empty manager, and is destroyed without touching the freed manager (ASan
+// reports a use after free here if it were not).
+TEST(EntityManager, ManagerDestroyedBeforeItsSubscriptions) {
+  auto manager = std::make_unique<EntityManager>();
+  const Entity e = manager->Create();
+  int calls = 0;
+  EntityManager::Subscription first =
+      manager->AddDestroyListener([&](absl::Span<const Entity>) { ++calls; });
+  EntityManager::Subscription second =
+      manager->AddDestroyListener([&](absl::Span<const Entity>) { ++calls; });
+  EXPECT_TRUE(first->Alive(e));
+  EXPECT_EQ(&first.manager(), manager.get());
+  manager.reset();
+  EXPECT_EQ(calls, 0);  // dying is not destroying entities
+  for (const EntityManager::Subscription* s : {&first, &second}) {
+    EXPECT_FALSE(s->active());
+    EXPECT_TRUE(s->expired());
+    EXPECT_FALSE((*s)->Alive(e));
+    EXPECT_EQ((*s)->slots_used(), 0u);
+    EXPECT_EQ((*s)->size(), 0u);
+  }
+  // A move of an expired subscription carries the state; Reset forgets it.
+  EntityManager::Subscription moved = std::move(first);
+  EXPECT_TRUE(moved.expired());
+  EXPECT_FALSE(first.expired());  // NOLINT(bugprone-use-after-move): defined as empty
+  second.Reset();
+  EXPECT_FALSE(second.expired());
+}
+
+TEST(EntityManager, DefaultSubscriptionReadsAnEmptyManager) {
+  const EntityManager::Subscription none;
+  EXPECT_FALSE(none.active());
+  EXPECT_FALSE(none.expired());
+  EXPECT_FALSE(none->Alive(Entity(0, 0)));
+  EXPECT_EQ(none.manager().slots_used(), 0u);
+}
+
+TEST(EntityManager, OptionsAboveTheHandlesLimitAreRejected) {
+  EntityManager::Options options;
+  options.max_generation = EntityManager::kMaxGeneration;
+  EXPECT_THAT(options.Validate(), IsOk());
+  absl::StatusOr<std::unique_ptr<EntityManager>> made = EntityManager::Make(options);
+  ASSERT_THAT(made.status(), IsOk());
+  EXPECT_EQ((*made)->Create(), Entity(0, 0));
+
+  for (uint32_t bad : {EntityManager::kMaxGeneration + 1, 0xFFFFFFFFu}) {
+    options.max_generation = bad;
+    EXPECT_THAT(options.Validate(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_generation")));
+    EXPECT_THAT(EntityManager::Make(options).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_generation")));
+  }
+}
+
+// The constructor cannot return a Status: it refuses bad options in every build mode
+// (this test also runs under -c opt).
+TEST(EntityManagerDeathTest, ConstructorAbortsOnOptionsAboveTheLimit) {
+  EntityManager::Options options;
+  options.max_generation = EntityManager::kMaxGeneration + 1;
+  EXPECT_DEATH(EntityManager manager(options), "max_generation");
 }
 
 TEST(EntityManager, ListenerMayCreateEntities) {
   EntityManager manager;
   std::vector<Entity> spawned;
-  manager.AddDestroyListener([&](absl::Span<const Entity> dead) {
-    for (size_t i = 0; i < dead.size(); ++i) spawned.push_back(manager.Create());
-  });
+  const EntityManager::Subscription listening =
+      manager.AddDestroyListener([&](absl::Span<const Entity> dead) {
+        for (size_t i = 0; i < dead.size(); ++i) spawned.push_back(manager.Create());
+      });
   ASSERT_THAT(manager.Destroy(manager.Create()), IsOk());
   ASSERT_EQ(spawned.size(), 1u);
   EXPECT_TRUE(manager.Alive(spawned[0]));

@@ -53,12 +53,25 @@ class SparseStore {
  public:
   struct Options {
     // max_generation: a slot removed at this generation is retired (never reused).
-    // Must be < 2^31. Tests lower it to reach retirement quickly.
+    // At most 2^31 - 1. Tests lower it to reach retirement quickly.
     uint32_t max_generation = 0x7FFFFFFFu;
   };
 
+  // Make: a store of `capacity` entries, or InvalidArgument when capacity is
+  // 2^32 - 1 or more, or options.max_generation is above 2^31 - 1: the form for sizes
+  // that come from configuration. O(capacity).
+  static absl::StatusOr<std::unique_ptr<SparseStore>> Make(uint32_t capacity,
+                                                        const Options& options = Options()) {
+    if (absl::Status s = entity_internal::HandlePool::Validate("SparseStore", capacity,
+                                                               options.max_generation);
+        !s.ok()) {
+      return s;
+    }
+    return std::make_unique<SparseStore>(capacity, options);
+  }
+
   // SparseStore: room for `capacity` entries (< 2^32 - 1), allocated now, never grown.
-  // O(capacity).
+  // O(capacity). Aborts, in every build mode, on the values Make rejects.
   explicit SparseStore(uint32_t capacity) : SparseStore(capacity, Options()) {}
   SparseStore(uint32_t capacity, const Options& options)
       : pool_(capacity, options.max_generation),

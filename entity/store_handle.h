@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/policy_checks.h"
 
 namespace strata {
 

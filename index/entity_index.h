@@ -13,7 +13,7 @@
 //   s = index.RegisterComponent(e, &render_data_1, IdString32("Fog"));
 //   ComponentManager* m = index.FindComponentManager(e, IdString32("Fog"));  // &render_data_1
 //   Instance fog = m->Lookup(e, IdString32("Fog"));   // the InstanceId is the name
-//   entity_manager.AddDestroyListener(
+//   EntityManager::Subscription listening = entity_manager.AddDestroyListener(
 //       [&index](absl::Span<const Entity> dead) { index.RemoveEntity(dead); });
 //
 // Layout (docs/notes/index.md says why):

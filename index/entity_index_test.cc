@@ -634,7 +634,7 @@ TEST(EntityIndex, DrivenByTheEntityManagersDestroyListener) {
   Managers m;
   EntityIndex index;
   EntityManager entities;
-  entities.AddDestroyListener(
+  const EntityManager::Subscription listening = entities.AddDestroyListener(
       [&index](absl::Span<const Entity> dead) { index.RemoveEntity(dead); });
   std::vector<Entity> level(100);
   entities.CreateBatch(absl::MakeSpan(level));

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
+#include "base/policy_checks.h"
 
 namespace strata {
 

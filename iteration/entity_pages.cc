@@ -61,13 +61,11 @@ void EntityPages::WriteValue(std::byte* dst, const void* value, uint32_t size) {
   }
 }
 
-EntityPages::EntityPages(EntityManager& manager) : manager_(&manager) {
-  listener_id_ = manager_->AddDestroyListener(
-      [this](absl::Span<const Entity> dead) { DeleteEntities(dead); });
-}
+EntityPages::EntityPages(EntityManager& manager)
+    : manager_(manager.AddDestroyListener(
+          [this](absl::Span<const Entity> dead) { DeleteEntities(dead); })) {}
 
 EntityPages::~EntityPages() {
-  manager_->RemoveDestroyListener(listener_id_);
   // The pools free their slabs, and with them every page: EntityPage and component
   // data are trivially destructible.
   static_assert(std::is_trivially_destructible_v<EntityPage>);

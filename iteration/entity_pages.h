@@ -450,8 +450,8 @@ class EntityPages {
   void MoveSlot(uint32_t from, uint32_t to);
   void SwapSlots(uint32_t a, uint32_t b);
 
-  EntityManager* manager_;
-  EntityManager::ListenerId listener_id_;
+  // Reads as an empty manager (no entity alive) once the manager has been destroyed.
+  EntityManager::Subscription manager_;
   // The upstream of every page pool below (declared first: it must outlive them): all
   // types' pages share its huge-page slabs in kChunkBytes chunks, so the store holds at
   // most one partly used 2 MiB slab, not one per type. Pages larger than a chunk (a

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -199,6 +200,27 @@ TEST(EntityPages, ListenerIsRemovedWithTheStore) {
   }
   // Would call into the destroyed store if the listener were still registered.
   EXPECT_THAT(manager.Destroy(e), IsOk());
+}
+
+// Shutdown in the other order: the store outlives its manager. Under ASan a store that
+// still read the freed manager fails here (Add's liveness check, the destructor).
+TEST(EntityPages, ManagerMayBeDestroyedFirst) {
+  auto manager = std::make_unique<EntityManager>();
+  auto pages = std::make_unique<EntityPages>(*manager);
+  STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
+                              pages->RegisterComponent<Position>("Position"));
+  const Entity kept = manager->Create();
+  const Entity other = manager->Create();
+  ASSERT_THAT(pages->Add(kept, pos, Position{1, 2, 3}), IsOk());
+  manager.reset();
+  // What the store holds stays readable and removable; no entity of the dead manager
+  // is alive, so nothing can be added.
+  ASSERT_NE(pages->TryGet(kept, pos), nullptr);
+  EXPECT_EQ(pages->TryGet(kept, pos)->y, 2.0f);
+  EXPECT_THAT(pages->Add(other, pos, Position{}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(pages->Remove(kept, pos), IsOk());
+  EXPECT_FALSE(pages->Contains(kept));
+  pages.reset();
 }
 
 TEST(EntityPages, CreateFromArchetypeWritesEveryValue) {

@@ -1,5 +1,7 @@
-// Benchmarks of the page store and its filters (seed 004, "Efficient Entity Page
-// Iteration", plus the slot layer's compaction).
+// Benchmarks of the page store and its filters against the article's figures (seed 004,
+// "Efficient Entity Page Iteration"): filtering with scheme 1, scheme 2 and the SIMD
+// kernel, iteration, queries, compaction and page operations, each beside a flat-array
+// floor.
 //
 //   bazel run -c opt //iteration:filter_benchmark -- --benchmark_min_time=0.1
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -15,8 +17,10 @@
 //   PageMasksSimd (scheme 2, Highway kernel), DenseMaskBaseline (a flat array of
 //   64-bit per-entity masks checked one by one).
 // BM_Iterate/{PageMasksSimd,DenseArrays}/N: position += velocity over N entities.
-// BM_Query/{Sparse10,Exclude50}/N: a query over random matches; the *Compacted
-//   cases run one EntityPages::Compact() after the same setup, outside the timing.
+// BM_Query/Sparse10/N: position += velocity where a random 10% of N have Velocity.
+// BM_Query/Exclude50/N: the same over Position+Velocity, excluding a random 50% Frozen.
+// BM_Query/{Sparse10,Exclude50}Compacted/N: the same setups, then one
+//   EntityPages::Compact() outside the timing.
 // BM_Pages/{AddRemove,CreateFromArchetype,RandomGet,Compact}/N.
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).

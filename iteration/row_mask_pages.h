@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/policy_checks.h"
 
 namespace strata {
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "base/user_text.h"
 #include "base/status_macros.h"
+#include "resource/strict_json.h"
 
 namespace strata {
 namespace {
@@ -29,64 +30,6 @@ const json* Find(const json& object, absl::string_view key) {
 }
 
 const char* TypeName(const json& value) { return value.type_name(); }
-
-// Records the first syntax error that nlohmann's SAX parser reports, without throwing.
-class SyntaxErrorCatcher : public nlohmann::json_sax<json> {
- public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string& last_token,
-                   const nlohmann::detail::exception& ex) override {
-    position_ = position;
-    last_token_ = last_token;
-    message_ = ex.what();
-    return false;
-  }
-
-  size_t position() const { return position_; }
-  const std::string& last_token() const { return last_token_; }
-  // The reason without nlohmann's "[json.exception...] parse error at ...: " prefix;
-  // we print our own line and column.
-  std::string reason() const {
-    const size_t colon = message_.find(": ");
-    return colon == std::string::npos ? message_ : message_.substr(colon + 2);
-  }
-
- private:
-  size_t position_ = 0;
-  std::string last_token_;
-  std::string message_;
-};
-
-absl::Status SyntaxError(absl::string_view text) {
-  SyntaxErrorCatcher catcher;
-  json::sax_parse(text.begin(), text.end(), &catcher);
-  // `position` counts the characters read, the offending one included; at the end of
-  // the input it is size + 1, pointing just past the last character.
-  const size_t offending = catcher.position() == 0 ? 0 : catcher.position() - 1;
-  const size_t scanned = std::min(offending, text.size());
-  size_t line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < scanned; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  const size_t column = offending - line_start + 1;
-  return absl::InvalidArgumentError(
-      absl::StrCat("JSON syntax error at line ", line, ", column ", column, ": ", catcher.reason()));
-}
 
 absl::Status FieldError(absl::string_view key, absl::string_view expected, const json& value) {
   return absl::InvalidArgumentError(
@@ -341,9 +284,9 @@ class ReferenceResolver {
 
 absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view json_text,
                                                                const Options& options) const {
-  const json root = json::parse(json_text.begin(), json_text.end(), /*cb=*/nullptr,
-                                /*allow_exceptions=*/false);
-  if (root.is_discarded()) return SyntaxError(json_text);
+  // Strict: UTF-8 throughout, no key twice in an object, syntax errors with line and column.
+  json root;
+  STRATA_RETURN_IF_ERROR(ParseStrictJson(json_text, &root));
   if (!root.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("level: expected an object {\"entities\": [...]}, got ", TypeName(root)));

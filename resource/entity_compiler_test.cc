@@ -32,8 +32,8 @@ absl::Status CompilePosition(const nlohmann::json& config, ComponentDataWriter& 
   return absl::OkStatus();
 }
 
-// render_data: density float, then a variable-length label; spawn order 20.
-absl::Status CompileRenderData(const nlohmann::json& config, ComponentDataWriter& out) {
+// labelled: density float, then a variable-length label; spawn order 20.
+absl::Status CompileLabelled(const nlohmann::json& config, ComponentDataWriter& out) {
   STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"density", "label"}));
   float density = 1;
   std::string label;
@@ -47,7 +47,7 @@ absl::Status CompileRenderData(const nlohmann::json& config, ComponentDataWriter
 
 // Registered in the opposite of spawn order, to show the blob follows spawn_order.
 void RegisterTestCompilers(EntityCompiler& compiler) {
-  ASSERT_THAT(compiler.RegisterComponentCompiler("render_data", CompileRenderData, 20), IsOk());
+  ASSERT_THAT(compiler.RegisterComponentCompiler("labelled", CompileLabelled, 20), IsOk());
   ASSERT_THAT(compiler.RegisterComponentCompiler("position", CompilePosition, 10, 12), IsOk());
 }
 
@@ -68,13 +68,13 @@ std::vector<ComponentTypeView> Types(const EntityResourceView& view) {
 
 constexpr char kCarLevel[] = R"({"entities": [
   {"name": "car",
-   "components": [{"type": "render_data", "name": "Fog", "density": 0.2},
+   "components": [{"type": "labelled", "name": "Fog", "density": 0.2},
                   {"type": "position", "position": [1, 2, 3]}],
    "children": [
      {"name": "wheel_l", "components": [{"type": "position", "position": [-1, 0, 0]}]},
      {"name": "wheel_r", "components": [{"type": "position", "position": [1, 0, 0]}],
       "children": [{"name": "hubcap"}]}]},
-  {"name": "sun", "components": [{"type": "render_data", "label": "sun"}]}
+  {"name": "sun", "components": [{"type": "labelled", "label": "sun"}]}
 ]})";
 
 TEST(EntityCompiler, CompilesHierarchyDepthFirstGroupedBySpawnOrder) {
@@ -96,11 +96,11 @@ TEST(EntityCompiler, CompilesHierarchyDepthFirstGroupedBySpawnOrder) {
   EXPECT_EQ(F32At(types[0].data, 0), 1.0f);
   EXPECT_EQ(F32At(types[0].data, 8), 3.0f);
   EXPECT_EQ(F32At(types[0].data, 12), -1.0f);
-  EXPECT_EQ(types[1].type, IdString32("render_data"));
+  EXPECT_EQ(types[1].type, IdString32("labelled"));
   EXPECT_EQ(types[1].instance_stride, 0u);
   EXPECT_THAT(types[1].entity_index, ElementsAre(0u, 4u));
   EXPECT_EQ(types[1].name(0), IdString32("Fog"));
-  EXPECT_EQ(types[1].name(1), IdString32("render_data"));
+  EXPECT_EQ(types[1].name(1), IdString32("labelled"));
   EXPECT_EQ(F32At(types[1].data, 0), 0.2f);
   ASSERT_EQ(types[1].data.size(), 8u + 8u + 3u);
   EXPECT_EQ(static_cast<char>(types[1].data[16]), 's');
@@ -169,7 +169,7 @@ TEST(EntityCompiler, WrongJsonTypesNameTheEntityPath) {
        "out of float range"},
       {R"({"entities": [{"components": [{"type": "position", "postion": [1, 2, 3]}]}]})",
        "unknown key \"postion\""},
-      {R"({"entities": [{"components": [{"type": "render_data", "density": true}]}]})",
+      {R"({"entities": [{"components": [{"type": "labelled", "density": true}]}]})",
        "\"density\": expected a number, got boolean"},
   };
   for (const Case& c : cases) {
@@ -177,6 +177,43 @@ TEST(EntityCompiler, WrongJsonTypesNameTheEntityPath) {
     EXPECT_THAT(compiler.Compile(c.json, {}),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
   }
+}
+
+TEST(EntityCompiler, DuplicateKeysAreErrorsNamingKeyAndPath) {
+  EntityCompiler compiler;
+  RegisterTestCompilers(compiler);
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"entities": [], "entities": []})", "level: duplicate key \"entities\""},
+      {R"({"entities": [{"components": [{"type": "position", "type": "position"}]}]})",
+       "entities[0].components[0]: duplicate key \"type\""},
+      {R"({"entities": [{}, {"name": "a", "name": "b"}]})", "entities[1]: duplicate key \"name\""},
+      {R"({"entities": [{"children": [{"components": [], "components": []}]}]})",
+       "entities[0].children[0]: duplicate key \"components\""},
+      {R"({"entities": [{"components": [{"type": "position", "position": [1, 2, 3], "position": [4, 5, 6]}]}]})",
+       "entities[0].components[0]: duplicate key \"position\""},
+      {R"({"entities": [{"children": [], "children": [{}]}]})",
+       "entities[0]: duplicate key \"children\""},
+  };
+  for (const auto& [json, message] : cases) {
+    SCOPED_TRACE(json);
+    EXPECT_THAT(compiler.Compile(json, {}), StatusIs(absl::StatusCode::kInvalidArgument, message));
+  }
+  // The same key in sibling objects is not a duplicate.
+  EXPECT_THAT(compiler.Compile(R"({"entities": [{"name": "a"}, {"name": "b", "children": [{"name": "c"}]}]})", {}),
+              IsOk());
+}
+
+TEST(EntityCompiler, InputThatIsNotUtf8IsRejectedWithTheByteOffset) {
+  EntityCompiler compiler;
+  RegisterTestCompilers(compiler);
+  // In a string and outside one.
+  EXPECT_THAT(compiler.Compile("{\"entities\": [{\"name\": \"caf\xe9\"}]}", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not UTF-8 at byte 27 (line 1, column 28)")));
+  EXPECT_THAT(compiler.Compile("{\"entities\": []}\n\xc0\x80", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not UTF-8 at byte 17 (line 2, column 1)")));
+  EXPECT_THAT(compiler.Compile("{\"entities\": [{\"name\": \"caf\xc3\xa9\"}]}", {}), IsOk());
 }
 
 TEST(EntityCompiler, UnknownComponentsRejectedOrSkipped) {
@@ -206,7 +243,7 @@ TEST(EntityCompiler, ComponentNamesUniqueWithinAnEntity) {
   RegisterTestCompilers(compiler);
   // Same name twice in one entity: error, also when one name is the type's default.
   EXPECT_THAT(compiler.Compile(R"({"entities": [{"components": [
-                  {"type": "render_data", "name": "Fog"}, {"type": "position", "name": "Fog"}]}]})", {}),
+                  {"type": "labelled", "name": "Fog"}, {"type": "position", "name": "Fog"}]}]})", {}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("components[1] \"position\": component name \"Fog\" is used twice")));
   EXPECT_THAT(compiler.Compile(R"({"entities": [{"components": [
@@ -216,9 +253,9 @@ TEST(EntityCompiler, ComponentNamesUniqueWithinAnEntity) {
   // entities, are fine.
   STRATA_ASSERT_OK_AND_ASSIGN(
       EntityCompiler::Result result,
-      compiler.Compile(R"({"entities": [{"components": [{"type": "render_data", "name": "Fog"},
-                                                         {"type": "render_data", "name": "Sky"}]},
-                                        {"components": [{"type": "render_data", "name": "Fog"}]}]})", {}));
+      compiler.Compile(R"({"entities": [{"components": [{"type": "labelled", "name": "Fog"},
+                                                         {"type": "labelled", "name": "Sky"}]},
+                                        {"components": [{"type": "labelled", "name": "Fog"}]}]})", {}));
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(result.blob));
   const ComponentTypeView type = Types(view)[0];
   EXPECT_THAT(type.entity_index, ElementsAre(0u, 0u, 1u));
@@ -292,7 +329,7 @@ struct ModelEntity {
 void ToJson(const ModelEntity& e, std::string* out) {
   absl::StrAppend(out, "{\"components\": [");
   for (size_t c = 0; c < e.components.size(); ++c) {
-    absl::StrAppend(out, c ? "," : "", "{\"type\": \"", e.components[c].first ? "position" : "render_data",
+    absl::StrAppend(out, c ? "," : "", "{\"type\": \"", e.components[c].first ? "position" : "labelled",
                     "\", \"name\": \"", e.components[c].second, "\"}");
   }
   absl::StrAppend(out, "], \"children\": [");
@@ -356,7 +393,7 @@ TEST(EntityCompiler, RandomLevelsMatchNaiveModel) {
         got_position.assign(type.entity_index.begin(), type.entity_index.end());
         got_position_names.assign(type.names.begin(), type.names.end());
       } else {
-        ASSERT_EQ(type.type, IdString32("render_data"));
+        ASSERT_EQ(type.type, IdString32("labelled"));
         got_render.assign(type.entity_index.begin(), type.entity_index.end());
       }
     }

@@ -47,8 +47,10 @@ struct TestWorld {
   std::vector<std::string> calls;  // one entry per spawn function call
   int fail_on_type = -1;           // index in calls that should fail
 
+  EntityManager::Subscription listening;
+
   TestWorld() {
-    manager.AddDestroyListener([this](absl::Span<const Entity> dead) {
+    listening = manager.AddDestroyListener([this](absl::Span<const Entity> dead) {
       for (Entity e : dead) {
         health.instances.erase(e);
         speed.instances.erase(e);

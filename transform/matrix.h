@@ -23,6 +23,8 @@
 #include <ostream>
 #include <string>
 
+#include "base/policy_checks.h"
+
 namespace strata {
 
 // Vector3: a position or a scale.

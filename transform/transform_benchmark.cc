@@ -1,4 +1,4 @@
-// Benchmarks of TransformComponent, the cases of issue 4 / seed 002 part 3:
+// Benchmarks of TransformComponent, the cases of seed 002 part 3:
 //
 //   BM_Transform/<Case>/<Mode>/<N>, counter ns_per_node = frame time / nodes whose world
 //   matrix the frame recomputes (for FlatOnePercent: the 1% that move).

@@ -53,6 +53,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
@@ -70,7 +71,8 @@ class TransformComponent {
 
   struct Options {
     Mode mode = Mode::kImmediate;
-    // initial_capacity: instances allocated up front (grows by doubling after).
+    // initial_capacity: instances allocated up front (grows by doubling after). At most
+    // kMaxCapacity.
     size_t initial_capacity = 0;
     // idle_updates_before_clean: deferred mode; a dirty node whose local was not set
     // for this many UpdateWorld() calls (and whose parent is clean) leaves the dirty
@@ -149,8 +151,17 @@ class TransformComponent {
     std::vector<uint32_t> inner_;  // kMarked: indices below a set node (last of repeats)
   };
 
+  // kMaxCapacity: the most instances a component holds (positions and ids are 32-bit,
+  // with one value reserved and one spare slot).
+  static constexpr size_t kMaxCapacity = 0xFFFFFFFDu;
+
   TransformComponent() : TransformComponent(Options()) {}
+  // TransformComponent(options): aborts, in every build mode, if
+  // options.initial_capacity is above kMaxCapacity; Make returns a Status instead.
   explicit TransformComponent(const Options& options);
+  // Make: a component with `options`, or InvalidArgument if initial_capacity is above
+  // kMaxCapacity: the form for options that come from configuration.
+  static absl::StatusOr<std::unique_ptr<TransformComponent>> Make(const Options& options);
   ~TransformComponent();
 
   TransformComponent(const TransformComponent&) = delete;
@@ -159,13 +170,18 @@ class TransformComponent {
   Mode mode() const { return options_.mode; }
 
   // Create: a root transform for `entity` with world == local. InvalidArgument for the
-  // invalid entity, AlreadyExists if `entity` has a transform here. Amortised O(1);
-  // may reallocate (instances stay valid, pointers from Local/World do not).
+  // invalid entity, AlreadyExists if `entity` has a transform here, NotFound while
+  // connected (ConnectTo) if `entity` is not alive in that manager (dead, stale, never
+  // issued, or the manager has been destroyed), ResourceExhausted at kMaxCapacity.
+  // Amortised O(1); may reallocate (instances stay valid, pointers from Local/World do
+  // not).
   absl::StatusOr<Instance> Create(Entity entity, const Matrix4x4& local);
 
   // CreateBatch: creates roots for entities[i] with locals[i], writes the handles to
   // out[i]. All or nothing: InvalidArgument if the spans differ in size or an entity is
-  // invalid or repeated, AlreadyExists if one has a transform; then nothing changes.
+  // invalid or repeated, AlreadyExists if one has a transform, NotFound (naming the
+  // index) as Create for an entity that is not alive, ResourceExhausted past
+  // kMaxCapacity; then nothing changes.
   // O(n), one growth at most; the new instances take consecutive positions in order,
   // so spawning parents before children keeps families close in memory.
   absl::Status CreateBatch(absl::Span<const Entity> entities,
@@ -193,11 +209,14 @@ class TransformComponent {
   bool DestroyEntity(Entity entity);
 
   // ConnectTo: destroys an entity's transform whenever `manager` destroys the entity
-  // (an EntityManager destroy listener). One manager at a time: connecting again moves
-  // the connection. The component disconnects in its destructor, so `manager` must
-  // outlive the component or Disconnect() be called first.
+  // (an EntityManager destroy listener), and makes Create accept only entities alive
+  // in `manager`. One manager at a time: connecting again moves the connection. Either
+  // may be destroyed first: when the manager dies, the component stays connected to
+  // "no manager" (its transforms remain; Create returns NotFound) until Disconnect()
+  // or another ConnectTo.
   void ConnectTo(EntityManager& manager);
-  // Disconnect: removes the listener; no-op when not connected.
+  // Disconnect: removes the listener; Create then accepts any valid entity. No-op when
+  // not connected.
   void Disconnect();
 
   // Link: makes `child` a child of `parent` (moving it from its old parent, if any); the
@@ -271,6 +290,11 @@ class TransformComponent {
   Entity EntityAt(size_t position) const { return entity_[position]; }
   size_t dirty_count() const { return size_ - first_dirty_; }
   size_t capacity() const { return capacity_; }
+  // Reserve: makes room for `min_capacity` instances (one allocation, no other
+  // change); OK if there is room already. InvalidArgument above kMaxCapacity, and then
+  // nothing changes. O(size) when it grows: instances stay valid, pointers from
+  // Local/World do not.
+  absl::Status Reserve(size_t min_capacity);
   // MemoryUsage: bytes owned (the SoA block, the entity map, scratch vectors).
   size_t MemoryUsage() const;
 
@@ -284,6 +308,10 @@ class TransformComponent {
   static constexpr uint32_t kFreeBit = 0x80000000u;
 
   Instance LinkOf(Instance i, const uint32_t* column) const;
+  // Create's errors: NotFound for an entity not alive in the connected manager;
+  // ResourceExhausted for `more` instances past kMaxCapacity.
+  absl::Status NotAlive(absl::string_view context, Entity entity) const;
+  absl::Status Full(size_t more) const;
   // Memoised for SetLocalBatch: is `pos` or one of its ancestors in the batch?
   bool InBatchOrBelowOne(uint32_t pos);
   // SetLocalBatch's split of a batch (positions[0..n)) into walk roots and inner nodes
@@ -301,7 +329,8 @@ class TransformComponent {
   // The columns the kernels of transform/internal/transform_kernels.h walk.
   transform_internal::HierarchyView View() const;
 
-  void Reserve(size_t min_capacity);
+  // Grows to at least min_capacity (<= kMaxCapacity, checked by the caller).
+  void Grow(size_t min_capacity);
   uint32_t AllocateId();
   void FreeId(uint32_t id);
   // Appends a root node at position size_ (capacity must allow size_ + 2: the node and
@@ -382,8 +411,9 @@ class TransformComponent {
   std::vector<uint32_t> scratch_splits_;
   std::vector<uint32_t> scratch_inner_;
 
-  EntityManager* manager_ = nullptr;
-  EntityManager::ListenerId listener_id_ = 0;
+  // The manager ConnectTo chose; active() or expired() while connected.
+  EntityManager::Subscription manager_;
+  bool connected() const { return manager_.active() || manager_.expired(); }
 };
 
 }  // namespace strata

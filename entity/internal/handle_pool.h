@@ -18,6 +18,9 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "entity/store_handle.h"
 
 namespace strata::entity_internal {
@@ -31,16 +34,35 @@ class HandlePool {
   // kMaxCapacity: slot indices stay below StoreHandle::kInvalidIndex.
   static constexpr uint32_t kMaxCapacity = StoreHandle::kInvalidIndex;
 
+  // kMaxGeneration: the largest max_generation, 2^31 - 1.
+  static constexpr uint32_t kMaxGeneration = kFreeBit - 1;
+
+  // Validate: OK, or InvalidArgument naming `store` and the value the pool cannot
+  // honour (capacity >= kMaxCapacity, max_generation > kMaxGeneration).
+  static absl::Status Validate(const char* store, uint32_t capacity,
+                               uint32_t max_generation) {
+    if (capacity >= kMaxCapacity) {
+      return absl::InvalidArgumentError(absl::StrCat(store, ": capacity ", capacity,
+                                                     " is above the largest, ",
+                                                     kMaxCapacity - 1));
+    }
+    if (max_generation > kMaxGeneration) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(store, ": Options::max_generation ", max_generation,
+                       " is above the largest generation a handle can hold (",
+                       kMaxGeneration, ")"));
+    }
+    return absl::OkStatus();
+  }
+
   // HandlePool: `capacity` free slots at generation 0, handed out in index order first.
-  // Requires capacity < kMaxCapacity and max_generation < kFreeBit.
+  // Aborts, in every build mode, unless Validate(capacity, max_generation) is OK.
   HandlePool(uint32_t capacity, uint32_t max_generation)
-      : capacity_(capacity),
+      : capacity_(CheckedCapacity(capacity, max_generation)),
         max_generation_(max_generation),
         generations_(new uint32_t[capacity]),
         free_ring_(new uint32_t[capacity]),
         free_count_(capacity) {
-    ABSL_HARDENING_ASSERT(capacity < kMaxCapacity);
-    ABSL_HARDENING_ASSERT(max_generation < kFreeBit);
     for (uint32_t i = 0; i < capacity; ++i) {
       generations_[i] = kFreeBit;
       free_ring_[i] = i;
@@ -103,6 +125,16 @@ class HandlePool {
   size_t MemoryUsage() const { return size_t{capacity_} * 2 * sizeof(uint32_t); }
 
  private:
+  // Runs before the tables are allocated, so an unusable capacity never allocates.
+  static uint32_t CheckedCapacity(uint32_t capacity, uint32_t max_generation) {
+    STRATA_CHECK(capacity < kMaxCapacity,
+                 "store capacity must be below 2^32 - 1 (use the store's Make for a Status)");
+    STRATA_CHECK(max_generation <= kMaxGeneration,
+                 "store Options::max_generation must be below 2^31 (use the store's Make "
+                 "for a Status)");
+    return capacity;
+  }
+
   uint32_t capacity_;
   uint32_t max_generation_;
   std::unique_ptr<uint32_t[]> generations_;

@@ -9,6 +9,7 @@
 #define STRATA_ENTITY_INTERNAL_STORE_CONFORMANCE_TEST_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "entity/store_handle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -331,12 +333,45 @@ TYPED_TEST_P(StoreConformance, MatchesNaiveModelOnRandomSequences) {
   }
 }
 
+TYPED_TEST_P(StoreConformance, MakeRejectsSizesAndOptionsTheHandleCannotHold) {
+  using Store = TypeParam;
+  using ::strata::testing::IsOk;
+  using ::strata::testing::StatusIs;
+  // The largest values it accepts.
+  absl::StatusOr<std::unique_ptr<Store>> made =
+      Store::Make(/*capacity=*/3, this->WithMaxGeneration(0x7FFFFFFFu));
+  ASSERT_THAT(made.status(), IsOk());
+  EXPECT_EQ((*made)->capacity(), 3u);
+  ASSERT_THAT((*made)->Add(7).status(), IsOk());
+  made = Store::Make(/*capacity=*/0);
+  ASSERT_THAT(made.status(), IsOk());
+  EXPECT_THAT((*made)->Add(1).status(), StatusIs(absl::StatusCode::kResourceExhausted));
+  // One past them. (A capacity of 2^32 - 2 is accepted but would allocate ~100 GB.)
+  EXPECT_THAT(Store::Make(/*capacity=*/0xFFFFFFFFu).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("capacity")));
+  for (uint32_t bad : {0x80000000u, 0xFFFFFFFFu}) {
+    EXPECT_THAT(Store::Make(4, this->WithMaxGeneration(bad)).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         ::testing::HasSubstr("max_generation")));
+  }
+}
+
+// The constructors refuse the same values in every build mode (this runs under -c opt
+// too), before allocating anything.
+TYPED_TEST_P(StoreConformance, ConstructorAbortsOnSizesTheHandleCannotHold) {
+  using Store = TypeParam;
+  EXPECT_DEATH(Store store(0xFFFFFFFFu), "capacity");
+  EXPECT_DEATH(Store store(4, this->WithMaxGeneration(0x80000000u)), "max_generation");
+}
+
 REGISTER_TYPED_TEST_SUITE_P(StoreConformance, EmptyStore, AddGetRemove,
                             StaleHandlesAreRejectedEverywhere,
                             FullStoreIsAnErrorAndChangesNothing,
                             PendingEntriesAreInvisibleUntilActivated, FreedSlotsAreReusedFifo,
                             SlotIsRetiredWhenItsGenerationRunsOut, DestroysEveryEntryItHolds,
-                            ForEachCanPassHandles, MatchesNaiveModelOnRandomSequences);
+                            ForEachCanPassHandles, MatchesNaiveModelOnRandomSequences,
+                            MakeRejectsSizesAndOptionsTheHandleCannotHold,
+                            ConstructorAbortsOnSizesTheHandleCannotHold);
 
 }  // namespace strata::entity_internal
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The "Your own component" code block of examples/README.md is the code that
+# The "Your own component" code block of the top-level README.md is the code that
 # readme_snippet_test compiles and runs (between its BEGIN/END README markers).
 set -euo pipefail
 readme="$1"

@@ -1,0 +1,189 @@
+// TransformComponent and its EntityManager: either may be destroyed first; Create
+// accepts only entities alive in the connected manager; sizes from configuration are
+// rejected with a Status.
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/status_matchers.h"
+#include "transform/matrix.h"
+#include "transform/transform_component.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::IsOk;
+using ::strata::testing::StatusIs;
+using ::testing::HasSubstr;
+using Instance = TransformComponent::Instance;
+
+// Under ASan, a component that still pointed at its freed manager fails here: in
+// Create's liveness check, in the listener's removal by Disconnect and by the
+// destructor.
+TEST(TransformComponentLifetime, ManagerDestroyedFirst) {
+  auto manager = std::make_unique<EntityManager>();
+  auto tc = std::make_unique<TransformComponent>();
+  tc->ConnectTo(*manager);
+  const Entity parent = manager->Create(), child = manager->Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance p, tc->Create(parent, Matrix4x4::Translation(1, 0, 0)));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance c, tc->Create(child, Matrix4x4::Translation(0, 2, 0)));
+  STRATA_ASSERT_OK(tc->Link(c, p));
+  manager.reset();
+
+  // The transforms stay, usable by instance and entity; nothing was destroyed.
+  EXPECT_EQ(tc->size(), 2u);
+  EXPECT_EQ(tc->Lookup(child), c);
+  EXPECT_TRUE(tc->SetLocal(p, Matrix4x4::Translation(5, 0, 0)));
+  EXPECT_EQ(tc->World(c), Matrix4x4::Translation(5, 2, 0));
+  // No entity of the dead manager is alive: Create refuses, saying why.
+  EXPECT_THAT(tc->Create(Entity(7, 0), Matrix4x4::Identity()),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("has been destroyed")));
+  std::vector<Instance> out(1);
+  EXPECT_THAT(tc->CreateBatch({Entity(8, 0)}, {Matrix4x4::Identity()}, absl::MakeSpan(out)),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("entities[0]")));
+  STRATA_ASSERT_OK(tc->Destroy(p));
+  EXPECT_TRUE(tc->IsValid(c));
+  // Disconnecting returns to the unconnected mode, where any valid entity is accepted.
+  tc->Disconnect();
+  EXPECT_THAT(tc->Create(Entity(7, 0), Matrix4x4::Identity()).status(), IsOk());
+  EXPECT_THAT(tc->CheckInvariants(), IsOk());
+  tc.reset();
+}
+
+TEST(TransformComponentLifetime, ManagerDestroyedFirstThenComponentDestroyedConnected) {
+  auto manager = std::make_unique<EntityManager>();
+  {
+    TransformComponent tc;
+    tc.ConnectTo(*manager);
+    STRATA_ASSERT_OK(tc.Create(manager->Create(), Matrix4x4::Identity()).status());
+    manager.reset();
+  }  // the destructor must not reach the freed manager
+  SUCCEED();
+}
+
+TEST(TransformComponentLifetime, ComponentDestroyedFirst) {
+  EntityManager manager;
+  std::vector<Entity> e(3);
+  manager.CreateBatch(absl::MakeSpan(e));
+  {
+    TransformComponent tc;
+    tc.ConnectTo(manager);
+    std::vector<Instance> out(3);
+    STRATA_ASSERT_OK(tc.CreateBatch(e, std::vector<Matrix4x4>(3, Matrix4x4::Identity()),
+                                    absl::MakeSpan(out)));
+    EXPECT_EQ(manager.destroy_listeners(), 1u);
+  }
+  EXPECT_EQ(manager.destroy_listeners(), 0u);
+  STRATA_ASSERT_OK(manager.DestroyBatch(e));  // nobody left to tell
+}
+
+TEST(TransformComponentLifetime, ConnectToAnotherManagerMovesTheConnection) {
+  EntityManager first, second;
+  TransformComponent tc;
+  tc.ConnectTo(first);
+  tc.ConnectTo(second);
+  EXPECT_EQ(first.destroy_listeners(), 0u);
+  EXPECT_EQ(second.destroy_listeners(), 1u);
+  const Entity of_first = first.Create();
+  first.Create();
+  const Entity of_second = second.Create();
+  // Entity(1, 0) is alive in `first` only.
+  EXPECT_THAT(tc.Create(Entity(1, 0), Matrix4x4::Identity()).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(of_second, Matrix4x4::Identity()));
+  STRATA_ASSERT_OK(first.Destroy(of_first));  // not listened to any more
+  STRATA_ASSERT_OK(second.Destroy(of_second));
+  EXPECT_FALSE(tc.IsValid(i));
+}
+
+TEST(TransformComponentLifetime, CreateRejectsEntitiesNotAliveInTheConnectedManager) {
+  EntityManager::Options options;
+  options.min_free_indices = 0;  // reuse a slot at once, to make a stale handle
+  EntityManager manager(options);
+  TransformComponent tc;
+  tc.ConnectTo(manager);
+  const Entity dead = manager.Create();
+  STRATA_ASSERT_OK(manager.Destroy(dead));
+  const Entity reused = manager.Create();  // same slot, next generation
+  ASSERT_EQ(reused.index(), dead.index());
+  const Entity never_issued(1000, 0);
+  const Entity forged(reused.index(), reused.generation() + 1);  // a future generation
+  for (Entity e : {dead, never_issued, forged}) {
+    EXPECT_THAT(tc.Create(e, Matrix4x4::Identity()),
+                StatusIs(absl::StatusCode::kNotFound, HasSubstr(e.DebugString())))
+        << e;
+  }
+  EXPECT_EQ(tc.size(), 0u);
+  // All or nothing in a batch, naming the first entity that is not alive.
+  const Entity alive = manager.Create();
+  std::vector<Instance> out(3);
+  EXPECT_THAT(tc.CreateBatch({alive, reused, dead},
+                             std::vector<Matrix4x4>(3, Matrix4x4::Identity()),
+                             absl::MakeSpan(out)),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("entities[2]")));
+  EXPECT_EQ(tc.size(), 0u);
+  EXPECT_FALSE(tc.Lookup(alive).is_valid());
+  // The live ones are accepted.
+  STRATA_ASSERT_OK(tc.CreateBatch({alive, reused},
+                                  std::vector<Matrix4x4>(2, Matrix4x4::Identity()),
+                                  absl::MakeSpan(out).first(2)));
+  EXPECT_EQ(tc.size(), 2u);
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST(TransformComponentLifetime, UnconnectedComponentAcceptsAnyValidEntity) {
+  TransformComponent tc;
+  EXPECT_THAT(tc.Create(Entity(1000, 7), Matrix4x4::Identity()).status(), IsOk());
+  EXPECT_THAT(tc.Create(Entity(), Matrix4x4::Identity()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(TransformComponentSizes, ReserveGrowsOrRejectsAboveTheMaximum) {
+  TransformComponent tc;
+  EXPECT_EQ(tc.capacity(), 0u);
+  EXPECT_THAT(tc.Reserve(0), IsOk());
+  EXPECT_EQ(tc.capacity(), 0u);
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance i, tc.Create(Entity(1, 0), Matrix4x4::Translation(3, 0, 0)));
+  EXPECT_THAT(tc.Reserve(1000), IsOk());
+  EXPECT_GE(tc.capacity(), 1000u);
+  const size_t capacity = tc.capacity();
+  EXPECT_THAT(tc.Reserve(10), IsOk());  // never shrinks
+  EXPECT_EQ(tc.capacity(), capacity);
+  EXPECT_EQ(tc.Local(i), Matrix4x4::Translation(3, 0, 0));  // kept across the growth
+  for (size_t bad : {TransformComponent::kMaxCapacity + 1, size_t{0xFFFFFFFFu},
+                     ~size_t{0}}) {
+    EXPECT_THAT(tc.Reserve(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("kMaxCapacity")));
+    EXPECT_EQ(tc.capacity(), capacity);
+  }
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
+TEST(TransformComponentSizes, MakeRejectsAnInitialCapacityAboveTheMaximum) {
+  TransformComponent::Options options;
+  options.initial_capacity = 100;
+  absl::StatusOr<std::unique_ptr<TransformComponent>> made = TransformComponent::Make(options);
+  ASSERT_THAT(made.status(), IsOk());
+  EXPECT_GE((*made)->capacity(), 100u);
+  options.initial_capacity = TransformComponent::kMaxCapacity + 1;
+  EXPECT_THAT(TransformComponent::Make(options).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("initial_capacity")));
+}
+
+// The constructor refuses it in every build mode (this runs under -c opt too), before
+// allocating.
+TEST(TransformComponentSizesDeathTest, ConstructorAbortsAboveTheMaximum) {
+  TransformComponent::Options options;
+  options.initial_capacity = ~size_t{0};
+  EXPECT_DEATH(TransformComponent tc(options), "initial_capacity");
+}
+
+}  // namespace
+}  // namespace strata
