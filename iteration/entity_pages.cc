@@ -124,20 +124,35 @@ void EntityPages::GrowTo(size_t page) {
   }
   occupied_.resize(capacity, 0);
   entity_pages_.resize(capacity, nullptr);
+  count_.resize(capacity * kEntityPageSize, 0);
+  dirty_.resize(capacity, 0);
   page_capacity_ = capacity;
   ++epoch_;  // the mask arrays moved
 }
 
 void EntityPages::GrowSlotTable(size_t entities) {
-  if (entities <= slot_of_.size()) return;
-  slot_of_.resize(std::max(entities, manager_->slots_used()));
+  if (entities <= gen_of_.size()) return;
+  const size_t size = std::max(entities, manager_->slots_used());
+  gen_of_.resize(size, Entity::kInvalidGeneration);
+  if (indirect_) slot_of_.resize(size, kNoSlot);
+}
+
+void EntityPages::MakeIndirect() {
+  if (indirect_) return;
+  slot_of_.resize(gen_of_.size());
+  const uint32_t* gen = gen_of_.data();
+  uint32_t* slot = slot_of_.data();
+  for (size_t i = 0; i < gen_of_.size(); ++i) {
+    slot[i] = gen[i] != Entity::kInvalidGeneration ? static_cast<uint32_t>(i) : kNoSlot;
+  }
+  indirect_ = true;
 }
 
 EntityPages::EntityPage* EntityPages::EnsureEntityPage(uint32_t page) {
   GrowTo(page);
   EntityPage*& slot = entity_pages_[page];
   if (slot == nullptr) {
-    slot = new (entity_page_pool_.Allocate()) EntityPage();  // zero counts, not dirty
+    slot = new (entity_page_pool_.Allocate()) EntityPage();
     ++allocated_entity_pages_;
     page_bytes_ += sizeof(EntityPage);
   }
@@ -154,6 +169,13 @@ std::byte* EntityPages::EnsureDataPage(ComponentType& type, uint32_t page) {
     ++allocated_data_pages_;
     page_bytes_ += size_t{type.size} * kEntityPageSize;
   }
+  if (type.first_page == type.end_page) {
+    type.first_page = page;
+    type.end_page = page + 1;
+  } else {
+    type.first_page = std::min(type.first_page, page);
+    type.end_page = std::max(type.end_page, page + 1);
+  }
   return data;
 }
 
@@ -165,12 +187,26 @@ void EntityPages::FreeDataPage(ComponentType& type, uint32_t page) {
     page_bytes_ -= size_t{type.size} * kEntityPageSize;
   }
   data = nullptr;
+  if (page == type.first_page || page + 1 == type.end_page) type.range_stale = true;
+}
+
+void EntityPages::ShrinkDataPageRanges() {
+  for (ComponentType& type : types_) {
+    if (!type.range_stale) continue;
+    type.range_stale = false;
+    while (type.first_page < type.end_page && type.data[type.first_page] == nullptr) {
+      ++type.first_page;
+    }
+    while (type.end_page > type.first_page && type.data[type.end_page - 1] == nullptr) {
+      --type.end_page;
+    }
+    if (type.first_page == type.end_page) type.first_page = type.end_page = 0;
+  }
 }
 
 void EntityPages::MarkDirty(uint32_t page) {
-  EntityPage* entity_page = entity_pages_[page];
-  if (!entity_page->dirty) {
-    entity_page->dirty = true;
+  if (!dirty_[page]) {
+    dirty_[page] = 1;
     dirty_pages_.push_back(page);
   }
 }
@@ -194,7 +230,8 @@ uint32_t EntityPages::FindFreeSlotFrom(uint32_t first_slot) {
 uint32_t EntityPages::AllocateSlot(uint32_t index) {
   uint32_t slot = index;
   const uint32_t own_page = index >> kEntityPageShift;
-  if (own_page < page_capacity_ &&
+  // Never compacted: every entity is at its own slot, so a new one's is free.
+  if (indirect_ && own_page < page_capacity_ &&
       ((occupied_[own_page] >> (index & (kEntityPageSize - 1))) & 1u) != 0) {
     // The entity's own slot holds another entity (moved there by a compaction): take
     // a slot freed since, or the first free one.
@@ -235,7 +272,8 @@ void EntityPages::PushFreeSlot(uint32_t slot) {
 
 void EntityPages::FreeSlot(uint32_t index, uint32_t slot) {
   occupied_[slot >> kEntityPageShift] &= ~(uint32_t{1} << (slot & (kEntityPageSize - 1)));
-  slot_of_[index].slot = kNoSlot;
+  gen_of_[index] = Entity::kInvalidGeneration;
+  SetSlot(index, kNoSlot);
   --num_entities_;
   // A slot at its own index is found again by the next entity of that index; only
   // the others need listing for entities whose own slot is taken.
@@ -250,8 +288,8 @@ absl::Status EntityPages::AddSlow(Entity e, ComponentId c, const void* value) {
     return absl::InvalidArgumentError(absl::StrCat("unregistered component id ", c));
   }
   GrowSlotTable(size_t{e.index()} + 1);
-  uint32_t slot = slot_of_[e.index()].slot;
-  if (slot == kNoSlot) {
+  uint32_t slot;
+  if (gen_of_[e.index()] == Entity::kInvalidGeneration) {
     // Alive and not in the store (destroyed entities were deleted by the listener
     // before their index could be reissued, so no older generation holds a slot).
     slot = AllocateSlot(e.index());
@@ -259,10 +297,13 @@ absl::Status EntityPages::AddSlow(Entity e, ComponentId c, const void* value) {
     const uint32_t bit = slot & (kEntityPageSize - 1);
     entity_page->index[bit] = e.index();
     entity_page->generation[bit] = e.generation();
-    entity_page->count[bit] = 0;
-    slot_of_[e.index()] = {slot, e.generation()};
+    count_[slot] = 0;
+    gen_of_[e.index()] = e.generation();
+    SetSlot(e.index(), slot);
+  } else {
+    assert(gen_of_[e.index()] == e.generation());
+    slot = SlotOfIndex(e.index());
   }
-  assert(slot_of_[e.index()].generation == e.generation());
   const uint32_t page = slot >> kEntityPageShift;
   const uint32_t bit = slot & (kEntityPageSize - 1);
   const uint32_t flag = uint32_t{1} << bit;
@@ -273,7 +314,7 @@ absl::Status EntityPages::AddSlow(Entity e, ComponentId c, const void* value) {
   }
   std::byte* data = EnsureDataPage(type, page);
   type.masks[page] |= flag;
-  ++entity_pages_[page]->count[bit];
+  ++count_[slot];
   layout_changed_ = true;
   WriteValue(data + size_t{bit} * type.size, value, type.size);
   return absl::OkStatus();
@@ -290,7 +331,7 @@ void EntityPages::DeleteSlot(uint32_t slot) {
   const uint32_t bit = slot & (kEntityPageSize - 1);
   const uint32_t flag = uint32_t{1} << bit;
   EntityPage* entity_page = entity_pages_[page];
-  uint32_t remaining = entity_page->count[bit];
+  uint32_t remaining = count_[slot];
   for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
     uint32_t& mask = types_[c].masks[page];
     if (mask & flag) {
@@ -299,7 +340,7 @@ void EntityPages::DeleteSlot(uint32_t slot) {
     }
   }
   assert(remaining == 0);
-  entity_page->count[bit] = 0;
+  count_[slot] = 0;
   MarkDirty(page);
   layout_changed_ = true;
   FreeSlot(entity_page->index[bit], slot);
@@ -360,13 +401,13 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
     absl::Status error;
     if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
       error = absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
-    } else if (ABSL_PREDICT_FALSE(slot_of_[e.index()].slot != kNoSlot)) {
+    } else if (ABSL_PREDICT_FALSE(gen_of_[e.index()] != Entity::kInvalidGeneration)) {
       error = absl::AlreadyExistsError(absl::StrCat(
           e.DebugString(), " already has components or appears twice in the batch"));
     }
     if (ABSL_PREDICT_FALSE(!error.ok())) {
       for (size_t j = 0; j < k; ++j) {
-        FreeSlot(entities[j].index(), slot_of_[entities[j].index()].slot);
+        FreeSlot(entities[j].index(), SlotOfIndex(entities[j].index()));
       }
       return error;
     }
@@ -383,7 +424,8 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
     } else {
       slot = AllocateSlot(e.index());
     }
-    slot_of_[e.index()] = {slot, e.generation()};
+    gen_of_[e.index()] = e.generation();
+    SetSlot(e.index(), slot);
     const uint32_t page = slot >> kEntityPageShift;
     const bool own = slot == e.index();
     if (!runs.empty() && runs.back().page == page) {
@@ -418,10 +460,10 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
       const Entity e = entities[run.begin + k];
       // The slot table is read again only for runs not at their own slots.
       const uint32_t bit =
-          (run.own_slots ? e.index() : slot_of_[e.index()].slot) & (kEntityPageSize - 1);
+          (run.own_slots ? e.index() : SlotOfIndex(e.index())) & (kEntityPageSize - 1);
       entity_page->index[bit] = e.index();
       entity_page->generation[bit] = e.generation();
-      entity_page->count[bit] = num_components;
+      count_[size_t{page} * kEntityPageSize + bit] = num_components;
       bits[k] = static_cast<uint8_t>(bit);
       run_flags |= uint32_t{1} << bit;
     }
@@ -450,7 +492,7 @@ size_t EntityPages::ReleaseEmptyPages() {
   size_t released = 0;
   for (const uint32_t page : dirty_pages_) {
     EntityPage* entity_page = entity_pages_[page];
-    entity_page->dirty = false;
+    dirty_[page] = 0;
     for (ComponentType& type : types_) {
       if (type.masks[page] == 0 && type.data[page] != nullptr) {
         if (type.size != 0) ++released;
@@ -471,7 +513,14 @@ size_t EntityPages::ReleaseEmptyPages() {
     free_slots_ = std::vector<uint32_t>();
     in_free_list_ = std::vector<uint64_t>();
     scan_page_ = 0;
+    // Every own slot is free again: back to the identity layout (a pass in
+    // progress has nothing left to move).
+    plan_ = std::vector<PlannedMove>();
+    plan_cursor_ = 0;
+    slot_of_ = std::vector<uint32_t>();
+    indirect_ = false;
   }
+  ShrinkDataPageRanges();
   return released;
 }
 
@@ -496,7 +545,9 @@ size_t EntityPages::MemoryUsage() const {
   size_t bytes = reserved_page_bytes() + occupied_.capacity() * sizeof(uint32_t) +
                  entity_pages_.capacity() * sizeof(EntityPage*) +
                  dirty_pages_.capacity() * sizeof(uint32_t) +
-                 slot_of_.capacity() * sizeof(SlotEntry) +
+                 gen_of_.capacity() * sizeof(uint32_t) +
+                 slot_of_.capacity() * sizeof(uint32_t) +
+                 count_.capacity() * sizeof(uint16_t) + dirty_.capacity() +
                  free_slots_.capacity() * sizeof(uint32_t) +
                  in_free_list_.capacity() * sizeof(uint64_t) +
                  plan_.capacity() * sizeof(PlannedMove);

@@ -64,6 +64,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -202,20 +203,19 @@ class EntityPages {
   // leaves the store and frees its slot. O(1). Pointers to `e`'s `c` become
   // dangling-by-contract (the element may be reused by the next Add).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, ComponentId c) {
-    if (ABSL_PREDICT_TRUE(e.index() < slot_of_.size() && c < num_types_)) {
-      const SlotEntry entry = slot_of_[e.index()];
-      const uint32_t page = entry.slot >> kEntityPageShift;
-      const uint32_t bit = entry.slot & (kEntityPageSize - 1);
-      const uint32_t flag = uint32_t{1} << bit;
+    if (ABSL_PREDICT_TRUE(e.index() < gen_of_.size() && c < num_types_ &&
+                          gen_of_[e.index()] == e.generation())) {
+      const uint32_t slot = SlotOfIndex(e.index());
+      const uint32_t page = slot >> kEntityPageShift;
+      const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
       // kNoSlot's page is past any capacity, so one compare rejects it too.
-      if (ABSL_PREDICT_TRUE(entry.generation == e.generation() && page < page_capacity_)) {
+      if (ABSL_PREDICT_TRUE(page < page_capacity_)) {
         uint32_t& mask = types_[c].masks[page];
         if (ABSL_PREDICT_TRUE((mask & flag) != 0)) {
           mask &= ~flag;
-          EntityPage* entity_page = entity_pages_[page];
           layout_changed_ = true;
-          if (--entity_page->count[bit] == 0) FreeSlot(e.index(), entry.slot);
-          if (!entity_page->dirty) MarkDirty(page);
+          if (--count_[slot] == 0) FreeSlot(e.index(), slot);
+          if (!dirty_[page]) MarkDirty(page);
           return absl::OkStatus();
         }
       }
@@ -255,13 +255,15 @@ class EntityPages {
   // anything; other entities' Add/Remove/Delete do not move it. For tags it points at
   // shared, stateless storage.
   const void* TryGet(Entity e, ComponentId c) const {
-    if (ABSL_PREDICT_FALSE(e.index() >= slot_of_.size() || c >= num_types_)) {
+    if (ABSL_PREDICT_FALSE(e.index() >= gen_of_.size() || c >= num_types_)) {
       return nullptr;
     }
-    const SlotEntry entry = slot_of_[e.index()];
-    const uint32_t page = entry.slot >> kEntityPageShift;
-    const uint32_t bit = entry.slot & (kEntityPageSize - 1);
-    if (entry.generation != e.generation() || page >= page_capacity_) return nullptr;
+    // Never compacted: the slot is the index, so the element's address does not wait
+    // for the generation read (two independent loads, as on flat arrays).
+    const uint32_t slot = SlotOfIndex(e.index());
+    const uint32_t page = slot >> kEntityPageShift;
+    const uint32_t bit = slot & (kEntityPageSize - 1);
+    if (gen_of_[e.index()] != e.generation() || page >= page_capacity_) return nullptr;
     const ComponentType& type = types_[c];
     if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
     return type.data[page] + size_t{bit} * type.size;
@@ -282,10 +284,11 @@ class EntityPages {
   // entities by index and validated the handle earlier (PageComponentManager's
   // instances); resolving through the slot table keeps them valid across Compact().
   void* TryGetByIndex(uint32_t entity_index, ComponentId c) const {
-    if (ABSL_PREDICT_FALSE(entity_index >= slot_of_.size() || c >= num_types_)) {
+    if (ABSL_PREDICT_FALSE(entity_index >= gen_of_.size() || c >= num_types_)) {
       return nullptr;
     }
-    const uint32_t slot = slot_of_[entity_index].slot;
+    // Not in the store: kNoSlot (compacted) or an own slot whose bits are clear.
+    const uint32_t slot = SlotOfIndex(entity_index);
     const uint32_t page = slot >> kEntityPageShift;
     const uint32_t bit = slot & (kEntityPageSize - 1);
     if (page >= page_capacity_) return nullptr;
@@ -298,10 +301,16 @@ class EntityPages {
   // stale or not in the store. O(1). Valid until `e` leaves the store or the next
   // Compact() that moves anything.
   uint32_t SlotOf(Entity e) const {
-    if (e.index() >= slot_of_.size()) return kNoSlot;
-    const SlotEntry entry = slot_of_[e.index()];
-    return entry.generation == e.generation() ? entry.slot : kNoSlot;
+    if (e.index() >= gen_of_.size() || e.generation() == Entity::kInvalidGeneration ||
+        gen_of_[e.index()] != e.generation()) {
+      return kNoSlot;
+    }
+    return SlotOfIndex(e.index());
   }
+  // compacted: true once a Compact moved an entity: slots are no longer the entity
+  // indices, and every slot lookup reads the slot table. Back to false when the store
+  // empties (ReleaseEmptyPages with no entity left).
+  bool compacted() const { return indirect_; }
 
   // Compact: moves entities between slots, each with all its component data, so that
   // entities with the same component set occupy contiguous whole pages (one set's
@@ -354,6 +363,12 @@ class EntityPages {
   const uint32_t* generations(size_t page) const {
     return entity_pages_[page]->generation;
   }
+  // data_page_range: pages [first, second) hold every allocated data page of `c`
+  // (a superset of the pages where `c`'s mask is non-zero); the walks filter only
+  // the intersection of their includes' ranges. {0, 0} when none.
+  std::pair<uint32_t, uint32_t> data_page_range(ComponentId c) const {
+    return {types_[c].first_page, types_[c].end_page};
+  }
   // epoch: changes whenever a Compact moved entities or the mask arrays were
   // reallocated, i.e. whenever pointers from before may be invalid.
   uint64_t epoch() const { return epoch_; }
@@ -371,12 +386,12 @@ class EntityPages {
   size_t MemoryUsage() const;
 
  private:
+  // What a walk handing out Entity handles and a compaction need per slot. The hot
+  // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
+  // instead (count_, dirty_), so those paths do not chase the page pointer.
   struct EntityPage {
     uint32_t index[kEntityPageSize];       // entity index per slot
     uint32_t generation[kEntityPageSize];  // entity generation per slot
-    // Components each entity has: when it drops to zero the entity leaves the store.
-    uint16_t count[kEntityPageSize];
-    bool dirty;
   };
   struct ComponentType {
     std::string name;
@@ -386,12 +401,10 @@ class EntityPages {
     std::vector<std::byte*> data;     // page_capacity_ long; null = not allocated
     // The data pages' pool: blocks of 32 * size bytes (tags, size 0, use none).
     iteration_internal::PagePool pool;
-  };
-  // NOTE: slot and generation side by side, so TryGet's handle check and the slot
-  // come from one 8-byte read.
-  struct SlotEntry {
-    uint32_t slot = kNoSlot;
-    uint32_t generation = Entity::kInvalidGeneration;
+    // Pages [first_page, end_page) hold every allocated data page (data_page_range).
+    uint32_t first_page = 0;
+    uint32_t end_page = 0;
+    bool range_stale = false;  // a boundary page was freed: shrink in ReleaseEmptyPages
   };
   // One move of a compaction plan: put entity (index, generation) at `target`.
   struct PlannedMove {
@@ -411,16 +424,20 @@ class EntityPages {
   template <typename Writer>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c,
                                                     const void* value, Writer write) {
-    if (ABSL_PREDICT_TRUE(e.index() < slot_of_.size() && c < num_types_)) {
-      const SlotEntry entry = slot_of_[e.index()];
-      const uint32_t page = entry.slot >> kEntityPageShift;
-      const uint32_t bit = entry.slot & (kEntityPageSize - 1);
+    // The invalid generation marks an index not in the store; a handle carrying it
+    // must not pass for one.
+    if (ABSL_PREDICT_TRUE(e.index() < gen_of_.size() && c < num_types_ &&
+                          gen_of_[e.index()] == e.generation() &&
+                          e.generation() != Entity::kInvalidGeneration)) {
+      const uint32_t slot = SlotOfIndex(e.index());
+      const uint32_t page = slot >> kEntityPageShift;
+      const uint32_t bit = slot & (kEntityPageSize - 1);
       const uint32_t flag = uint32_t{1} << bit;
-      if (ABSL_PREDICT_TRUE(entry.generation == e.generation() && page < page_capacity_)) {
+      if (ABSL_PREDICT_TRUE(page < page_capacity_)) {
         ComponentType& type = types_[c];
         std::byte* data = type.data[page];
         if (ABSL_PREDICT_TRUE(data != nullptr && (type.masks[page] & flag) == 0)) {
-          ++entity_pages_[page]->count[bit];
+          ++count_[slot];
           type.masks[page] |= flag;
           layout_changed_ = true;
           write(data + size_t{bit} * type.size, type.size);
@@ -431,6 +448,17 @@ class EntityPages {
     return AddSlow(e, c, value);
   }
   absl::Status NotFoundError(Entity e, ComponentId c) const;
+  // The slot of entity index `index` (in the store: gen_of_ says so). Identity until
+  // the first compaction, so a store never compacted reads no slot table.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t SlotOfIndex(uint32_t index) const {
+    return indirect_ ? slot_of_[index] : index;
+  }
+  void SetSlot(uint32_t index, uint32_t slot) {
+    if (indirect_) slot_of_[index] = slot;
+  }
+  // Switches to the slot table (slot_of_), filled with the identity.
+  void MakeIndirect();
+  void ShrinkDataPageRanges();
   void GrowTo(size_t page);
   void GrowSlotTable(size_t entities);
   EntityPage* EnsureEntityPage(uint32_t page);
@@ -468,11 +496,18 @@ class EntityPages {
   size_t page_capacity_ = 0;
   std::vector<uint32_t> occupied_;          // page_capacity_ long
   std::vector<EntityPage*> entity_pages_;   // page_capacity_ long; null = released
+  std::vector<uint16_t> count_;  // per slot: components of its entity (0 = free)
+  std::vector<uint8_t> dirty_;   // per page: listed in dirty_pages_
   iteration_internal::PagePool entity_page_pool_{sizeof(EntityPage), alignof(EntityPage),
                                                  &chunk_pool_};
   std::vector<uint32_t> dirty_pages_;
-  // The slot layer: entity index -> {slot, generation}; slot kNoSlot = not in store.
-  std::vector<SlotEntry> slot_of_;
+  // The slot layer. gen_of_: entity index -> generation of the entity in the store,
+  // Entity::kInvalidGeneration if none. slot_of_: entity index -> slot (kNoSlot = not
+  // in the store), used only when indirect_ (after a compaction moved something);
+  // before, every entity sits at the slot equal to its index and slot_of_ is empty.
+  std::vector<uint32_t> gen_of_;
+  std::vector<uint32_t> slot_of_;
+  bool indirect_ = false;
   // Slots freed away from their own index (after a compaction), for entities whose own
   // slot is taken; in_free_list_ (a bit per slot) keeps each slot listed once. Entries
   // are checked when popped (the slot may have been taken since).

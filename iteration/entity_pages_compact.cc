@@ -35,6 +35,64 @@ uint64_t SignatureKey(ComponentId c) {
   return (z ^ (z >> 31)) | 1;
 }
 
+// Element copies with fixed sizes for the common component sizes (a variable-size
+// memcpy is a call per element).
+template <size_t kSize>
+void CopyFixed(std::byte* dst, const std::byte* src) {
+  std::memcpy(dst, src, kSize);
+}
+void CopyElement(std::byte* dst, const std::byte* src, uint32_t size) {
+  switch (size) {
+    case 4: return CopyFixed<4>(dst, src);
+    case 8: return CopyFixed<8>(dst, src);
+    case 12: return CopyFixed<12>(dst, src);
+    case 16: return CopyFixed<16>(dst, src);
+    default: std::memcpy(dst, src, size);
+  }
+}
+template <size_t kSize>
+void SwapFixed(std::byte* a, std::byte* b) {
+  std::byte tmp[kSize];
+  std::memcpy(tmp, a, kSize);
+  std::memcpy(a, b, kSize);
+  std::memcpy(b, tmp, kSize);
+}
+void SwapElements(std::byte* a, std::byte* b, uint32_t size) {
+  switch (size) {
+    case 4: return SwapFixed<4>(a, b);
+    case 8: return SwapFixed<8>(a, b);
+    case 12: return SwapFixed<12>(a, b);
+    case 16: return SwapFixed<16>(a, b);
+    default: std::swap_ranges(a, a + size, b);
+  }
+}
+
+// Buckets of slots per (signature, signature) pair: a dense table for stores with few
+// component sets (the usual case), a hash map beyond.
+class PairBuckets {
+ public:
+  explicit PairBuckets(size_t num_signatures)
+      : n_(num_signatures), dense_(n_ <= kMaxDense ? n_ * n_ : 0) {}
+  std::vector<uint32_t>& At(uint32_t s, uint32_t r) {
+    if (n_ <= kMaxDense) return dense_[size_t{s} * n_ + r];
+    return sparse_[uint64_t{s} << 32 | r];
+  }
+  const std::vector<uint32_t>* Find(uint32_t s, uint32_t r) const {
+    if (n_ <= kMaxDense) {
+      const std::vector<uint32_t>& v = dense_[size_t{s} * n_ + r];
+      return v.empty() ? nullptr : &v;
+    }
+    auto it = sparse_.find(uint64_t{s} << 32 | r);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  static constexpr size_t kMaxDense = 64;
+  size_t n_;
+  std::vector<std::vector<uint32_t>> dense_;
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> sparse_;
+};
+
 }  // namespace
 
 bool EntityPages::PlanCompaction() {
@@ -70,20 +128,28 @@ bool EntityPages::PlanCompaction() {
   absl::flat_hash_map<uint64_t, uint32_t> index_of;
   std::vector<uint64_t> signatures;
   std::vector<uint32_t> counts;
-  uint64_t last_signature = 0;
-  uint32_t last_index = 0;
-  bool have_last = false;
+  // Looks a signature up: few sets is the usual case, so a linear search over the
+  // signatures seen (in cache) before the hash map.
+  constexpr size_t kLinearSignatures = 16;
+  auto find_signature = [&](uint64_t signature) -> uint32_t {
+    if (signatures.size() <= kLinearSignatures) {
+      for (uint32_t k = 0; k < signatures.size(); ++k) {
+        if (signatures[k] == signature) return k;
+      }
+      return ~uint32_t{0};
+    }
+    auto it = index_of.find(signature);
+    return it == index_of.end() ? ~uint32_t{0} : it->second;
+  };
   auto signature_index = [&](uint64_t signature) {
-    if (have_last && signature == last_signature) return last_index;
-    auto [it, inserted] = index_of.try_emplace(signature, static_cast<uint32_t>(signatures.size()));
-    if (inserted) {
+    uint32_t k = find_signature(signature);
+    if (k == ~uint32_t{0}) {
+      k = static_cast<uint32_t>(signatures.size());
+      index_of.emplace(signature, k);
       signatures.push_back(signature);
       counts.push_back(0);
     }
-    have_last = true;
-    last_signature = signature;
-    last_index = it->second;
-    return last_index;
+    return k;
   };
   for (size_t page = 0; page < page_capacity_; ++page) {
     if (occupied_[page] == 0) continue;
@@ -136,7 +202,7 @@ bool EntityPages::PlanCompaction() {
     }
     if (page < page_capacity_ && occupied_[page] != 0) {
       for_each_group(page, [&](uint64_t signature, uint32_t bits) {
-        const uint32_t s = index_of.find(signature)->second;
+        const uint32_t s = find_signature(signature);
         if (page < owner.size() && s == s_owner) {
           home = bits & in_range;
           bits &= ~in_range;
@@ -170,22 +236,22 @@ bool EntityPages::PlanCompaction() {
   for (const std::vector<Outsider>& o : outsiders) total += o.size();
   plan_.reserve(total);
   // Per (set, range) the outsiders, for the swaps.
-  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> by_range;
+  PairBuckets by_range(num_signatures);
   for (uint32_t s = 0; s < num_signatures; ++s) {
     for (const Outsider& o : outsiders[s]) {
-      if (o.range != kNone) by_range[uint64_t{s} << 32 | o.range].push_back(o.slot);
+      if (o.range != kNone) by_range.At(s, o.range).push_back(o.slot);
     }
   }
   for (const uint32_t s : order) {
     for (const uint32_t r : order) {
       if (r <= s) continue;
-      auto a = by_range.find(uint64_t{s} << 32 | r);
-      auto b = by_range.find(uint64_t{r} << 32 | s);
-      if (a == by_range.end() || b == by_range.end()) continue;
-      const size_t pairs = std::min(a->second.size(), b->second.size());
+      const std::vector<uint32_t>* a = by_range.Find(s, r);
+      const std::vector<uint32_t>* b = by_range.Find(r, s);
+      if (a == nullptr || b == nullptr) continue;
+      const size_t pairs = std::min(a->size(), b->size());
       for (size_t k = 0; k < pairs; ++k) {
-        const uint32_t x = a->second[k];
-        const uint32_t y = b->second[k];
+        const uint32_t x = (*a)[k];
+        const uint32_t y = (*b)[k];
         push(x, y);
         push(y, x);
         mark(x);
@@ -212,14 +278,14 @@ void EntityPages::MoveSlot(uint32_t from, uint32_t to) {
   const uint32_t to_bit = to & (kEntityPageSize - 1);
   EntityPage* dst = EnsureEntityPage(to_page);  // may grow the tables: first
   EntityPage* src = entity_pages_[from_page];
-  uint32_t remaining = src->count[from_bit];
+  uint32_t remaining = count_[from];
   for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
     ComponentType& type = types_[c];
     if (((type.masks[from_page] >> from_bit) & 1u) == 0) continue;
     --remaining;
     std::byte* data = EnsureDataPage(type, to_page);
     if (type.size != 0) {
-      std::memcpy(data + size_t{to_bit} * type.size,
+      CopyElement(data + size_t{to_bit} * type.size,
                   type.data[from_page] + size_t{from_bit} * type.size, type.size);
     }
     type.masks[to_page] |= uint32_t{1} << to_bit;
@@ -228,11 +294,11 @@ void EntityPages::MoveSlot(uint32_t from, uint32_t to) {
   const uint32_t index = src->index[from_bit];
   dst->index[to_bit] = index;
   dst->generation[to_bit] = src->generation[from_bit];
-  dst->count[to_bit] = src->count[from_bit];
-  src->count[from_bit] = 0;
+  count_[to] = count_[from];
+  count_[from] = 0;
   occupied_[to_page] |= uint32_t{1} << to_bit;
   occupied_[from_page] &= ~(uint32_t{1} << from_bit);
-  slot_of_[index].slot = to;
+  slot_of_[index] = to;
   MarkDirty(from_page);
   PushFreeSlot(from);
 }
@@ -244,7 +310,7 @@ void EntityPages::SwapSlots(uint32_t a, uint32_t b) {
   const uint32_t b_bit = b & (kEntityPageSize - 1);
   EntityPage* ea = entity_pages_[a_page];
   EntityPage* eb = entity_pages_[b_page];
-  uint32_t remaining = uint32_t{ea->count[a_bit]} + eb->count[b_bit];
+  uint32_t remaining = uint32_t{count_[a]} + count_[b];
   for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
     ComponentType& type = types_[c];
     const bool in_a = ((type.masks[a_page] >> a_bit) & 1u) != 0;
@@ -257,11 +323,11 @@ void EntityPages::SwapSlots(uint32_t a, uint32_t b) {
       std::byte* pa = data_a + size_t{a_bit} * type.size;
       std::byte* pb = data_b + size_t{b_bit} * type.size;
       if (in_a && in_b) {
-        std::swap_ranges(pa, pa + type.size, pb);
+        SwapElements(pa, pb, type.size);
       } else if (in_a) {
-        std::memcpy(pb, pa, type.size);
+        CopyElement(pb, pa, type.size);
       } else {
-        std::memcpy(pa, pb, type.size);
+        CopyElement(pa, pb, type.size);
       }
     }
     if (in_a != in_b) {
@@ -271,9 +337,9 @@ void EntityPages::SwapSlots(uint32_t a, uint32_t b) {
   }
   std::swap(ea->index[a_bit], eb->index[b_bit]);
   std::swap(ea->generation[a_bit], eb->generation[b_bit]);
-  std::swap(ea->count[a_bit], eb->count[b_bit]);
-  slot_of_[ea->index[a_bit]].slot = a;
-  slot_of_[eb->index[b_bit]].slot = b;
+  std::swap(count_[a], count_[b]);
+  slot_of_[ea->index[a_bit]] = a;
+  slot_of_[eb->index[b_bit]] = b;
   // Either page may have lost its last entity with some component.
   MarkDirty(a_page);
   MarkDirty(b_page);
@@ -284,14 +350,14 @@ size_t EntityPages::Compact(size_t budget) {
   if (plan_cursor_ >= plan_.size()) {
     if (!layout_changed_) return 0;  // compact since the last pass: nothing to plan
     if (!PlanCompaction()) return 0;
+    MakeIndirect();  // the moves need the slot table from here on
   }
   size_t moves = 0;
   while (plan_cursor_ < plan_.size() && moves < budget) {
     const PlannedMove& move = plan_[plan_cursor_];
-    const SlotEntry entry = slot_of_[move.index];
+    const uint32_t slot = slot_of_[move.index];
     // Deleted or reissued since the plan, or already placed by an earlier swap.
-    if (entry.generation != move.generation || entry.slot == kNoSlot ||
-        entry.slot == move.target) {
+    if (gen_of_[move.index] != move.generation || slot == kNoSlot || slot == move.target) {
       ++plan_cursor_;
       continue;
     }
@@ -300,11 +366,11 @@ size_t EntityPages::Compact(size_t budget) {
         target_page < page_capacity_ &&
         ((occupied_[target_page] >> (move.target & (kEntityPageSize - 1))) & 1u) != 0;
     if (!taken) {
-      MoveSlot(entry.slot, move.target);
+      MoveSlot(slot, move.target);
       ++moves;
       ++plan_cursor_;
     } else if (budget - moves >= 2) {
-      SwapSlots(entry.slot, move.target);
+      SwapSlots(slot, move.target);
       moves += 2;
       ++plan_cursor_;
     } else {
