@@ -139,11 +139,11 @@ void EntityPages::GrowSlotTable(size_t entities) {
 
 void EntityPages::MakeIndirect() {
   if (indirect_) return;
-  slot_of_.resize(gen_of_.size());
-  const uint32_t* gen = gen_of_.data();
-  uint32_t* slot = slot_of_.data();
+  slot_of_.clear();
+  slot_of_.reserve(gen_of_.size());
   for (size_t i = 0; i < gen_of_.size(); ++i) {
-    slot[i] = gen[i] != Entity::kInvalidGeneration ? static_cast<uint32_t>(i) : kNoSlot;
+    slot_of_.push_back(gen_of_[i] != Entity::kInvalidGeneration ? static_cast<uint32_t>(i)
+                                                                : kNoSlot);
   }
   indirect_ = true;
 }

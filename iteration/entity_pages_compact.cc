@@ -352,8 +352,40 @@ size_t EntityPages::Compact(size_t budget) {
     if (!PlanCompaction()) return 0;
     MakeIndirect();  // the moves need the slot table from here on
   }
+  // The moves' slots are scattered over a store larger than the caches, and each move
+  // is a chain of dependent loads (slot, page pointers, data): prefetch the slot of
+  // the move kAhead * 2 ahead and the lines of the move kAhead ahead, so several
+  // moves' misses overlap.
+  constexpr size_t kAhead = 8;
+  constexpr size_t kMaxPrefetchTypes = 8;
+  const bool prefetch = types_.size() <= kMaxPrefetchTypes;
+  auto prefetch_slot = [&](uint32_t slot) {
+    const uint32_t page = slot >> kEntityPageShift;
+    if (page >= page_capacity_) return;
+    const uint32_t bit = slot & (kEntityPageSize - 1);
+    for (const ComponentType& type : types_) {
+      const std::byte* data = type.data[page];
+      if (data != nullptr) __builtin_prefetch(data + size_t{bit} * type.size, 1);
+    }
+    if (const EntityPage* entity_page = entity_pages_[page]) {
+      __builtin_prefetch(&entity_page->index[bit], 1);
+      __builtin_prefetch(&entity_page->generation[bit], 1);
+    }
+    __builtin_prefetch(&count_[slot], 1);
+  };
   size_t moves = 0;
   while (plan_cursor_ < plan_.size() && moves < budget) {
+    if (prefetch) {
+      if (plan_cursor_ + 2 * kAhead < plan_.size()) {
+        __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
+      }
+      if (plan_cursor_ + kAhead < plan_.size()) {
+        const PlannedMove& ahead = plan_[plan_cursor_ + kAhead];
+        const uint32_t from = slot_of_[ahead.index];
+        if (from != kNoSlot) prefetch_slot(from);
+        prefetch_slot(ahead.target);
+      }
+    }
     const PlannedMove& move = plan_[plan_cursor_];
     const uint32_t slot = slot_of_[move.index];
     // Deleted or reissued since the plan, or already placed by an earlier swap.
