@@ -381,6 +381,7 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
     }
   }
   if (archetype.empty() || entities.empty()) return absl::OkStatus();
+  if (!indirect_) return CreateFromArchetypeIdentity(entities, archetype);
   const uint16_t num_components = static_cast<uint16_t>(archetype.entries_.size());
 
   // Validate and take slots first, so that nothing after can fail: a failure gives
@@ -486,6 +487,126 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
+                                                      const Archetype& archetype) {
+  const uint16_t num_components = static_cast<uint16_t>(archetype.entries_.size());
+  // The batch as runs of entities that share a page (a batch of consecutive indices
+  // has runs of 32), found once: the passes below walk runs, not entities.
+  struct Run {
+    uint32_t page;
+    size_t begin, end;  // entities[begin, end)
+  };
+  std::vector<Run> runs;
+  runs.reserve(entities.size() / kEntityPageSize + 1);
+  for (size_t i = 0; i < entities.size();) {
+    const uint32_t page = entities[i].index() >> kEntityPageShift;
+    size_t end = i + 1;
+    while (end < entities.size() && (entities[end].index() >> kEntityPageShift) == page) {
+      ++end;
+    }
+    runs.push_back({page, i, end});
+    i = end;
+  }
+  // Allocate first, one kind of page at a time, so that each component's pages of the
+  // batch are allocated one after the other and sit together in memory. (Allocating
+  // a page's Position, Velocity and entity pages together interleaves them, and a later
+  // full walk of Position + Velocity ran about 1.4x slower at 1M entities.) Pages past
+  // the manager's last slot hold no live entity: a bad handle there must not grow the
+  // tables; the claim pass rejects it.
+  const size_t slots_used = manager_->slots_used();
+  const size_t page_limit = (slots_used + kEntityPageSize - 1) >> kEntityPageShift;
+  GrowSlotTable(slots_used);
+  for (const Run& run : runs) {
+    if (run.page < page_limit) EnsureEntityPage(run.page);  // may grow the tables
+  }
+  for (const Archetype::Entry& entry : archetype.entries_) {
+    ComponentType& type = types_[entry.id];
+    for (const Run& run : runs) {
+      if (run.page < page_limit) EnsureDataPage(type, run.page);
+    }
+  }
+  // Then one pass over the batch, a run at a time: its entities are validated and
+  // claimed, then each component's mask word is set once and its values are written
+  // while the page's lines are in cache. (Three whole-batch passes measured 12-16 ns
+  // per entity at 1M: each pass streamed the batch's pages from L3 again.) In the
+  // identity layout an occupied bit at an entity's own slot means it is in the store.
+  absl::Status error;
+  size_t failed_at = 0;
+  uint8_t bits[kEntityPageSize];
+  for (const Run& run : runs) {
+    const uint32_t page = run.page;
+    const bool page_exists = page < page_limit;
+    const uint32_t occupied = page_exists ? occupied_[page] : 0;
+    EntityPage* const entity_page = page_exists ? entity_pages_[page] : nullptr;
+    uint32_t run_flags = 0;
+    size_t n = 0;
+    for (size_t k = run.begin; k < run.end; ++k, ++n) {
+      const Entity e = entities[k];
+      const uint32_t bit = e.index() & (kEntityPageSize - 1);
+      const uint32_t flag = uint32_t{1} << bit;
+      if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
+        error = absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
+      } else if (ABSL_PREDICT_FALSE(((occupied | run_flags) & flag) != 0)) {
+        error = absl::AlreadyExistsError(absl::StrCat(
+            e.DebugString(), " already has components or appears twice in the batch"));
+      }
+      if (ABSL_PREDICT_FALSE(!error.ok())) {
+        failed_at = k;
+        break;
+      }
+      // Alive implies page < page_limit, so entity_page is not null here.
+      entity_page->index[bit] = e.index();
+      entity_page->generation[bit] = e.generation();
+      count_[e.index()] = num_components;
+      gen_of_[e.index()] = e.generation();
+      bits[n] = static_cast<uint8_t>(bit);
+      run_flags |= flag;
+    }
+    if (run_flags != 0) {
+      occupied_[page] = occupied | run_flags;
+      num_entities_ += n;
+    }
+    if (!error.ok()) break;
+    for (const Archetype::Entry& entry : archetype.entries_) {
+      ComponentType& type = types_[entry.id];
+      std::byte* data = type.data[page];
+      type.masks[page] |= run_flags;
+      const std::byte* value = archetype.bytes_.data() + entry.offset;
+      switch (type.size) {  // fixed-size copies for the common sizes
+        case 0: break;
+        case 4: FillRun<4>(data, value, bits, n); break;
+        case 8: FillRun<8>(data, value, bits, n); break;
+        case 12: FillRun<12>(data, value, bits, n); break;
+        case 16: FillRun<16>(data, value, bits, n); break;
+        default:
+          for (size_t k = 0; k < n; ++k) {
+            std::memcpy(data + size_t{bits[k]} * type.size, value, type.size);
+          }
+      }
+    }
+  }
+  layout_changed_ = true;
+  if (error.ok()) return absl::OkStatus();
+  // Roll back: entities [0, failed_at) were claimed, and those of the failing run
+  // before it have their occupied bits but no mask bits yet; clearing both is right
+  // for all of them, since their slots were empty before this call. The pages
+  // allocated for the batch are released by the next ReleaseEmptyPages.
+  for (size_t j = 0; j < failed_at; ++j) {
+    const uint32_t index = entities[j].index();
+    const uint32_t page = index >> kEntityPageShift;
+    const uint32_t flag = uint32_t{1} << (index & (kEntityPageSize - 1));
+    for (const Archetype::Entry& entry : archetype.entries_) {
+      types_[entry.id].masks[page] &= ~flag;
+    }
+    count_[index] = 0;
+    FreeSlot(index, index);
+  }
+  for (const Run& run : runs) {
+    if (run.page < page_limit) MarkDirty(run.page);
+  }
+  return error;
 }
 
 size_t EntityPages::ReleaseEmptyPages() {

@@ -456,6 +456,11 @@ class EntityPages {
   void SetSlot(uint32_t index, uint32_t slot) {
     if (indirect_) slot_of_[index] = slot;
   }
+  // CreateFromArchetype of a never-compacted store: slots are the indices, so the
+  // batch is cut into runs by index page up front and validated, claimed and written
+  // in one pass per run.
+  absl::Status CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
+                                           const Archetype& archetype);
   // Switches to the slot table (slot_of_), filled with the identity.
   void MakeIndirect();
   void ShrinkDataPageRanges();

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -471,6 +472,74 @@ TEST(EntityPagesCompact, EmptyAndSingleEntityStores) {
   EXPECT_EQ(world.pages.Compact(), 0u);  // nobody left to move
   world.pages.ReleaseEmptyPages();
   EXPECT_EQ(world.pages.page_bytes(), 0u);
+}
+
+// A store is in the identity layout (slot == index, no slot table) until a Compact
+// moves something, and back in it once it empties.
+TEST(EntityPagesCompact, IdentitySlotsUntilTheFirstMoveAndAfterEmptying) {
+  MovingWorld world(32 * 3);
+  ASSERT_NO_FATAL_FAILURE(FillInterleaved(world));
+  EXPECT_FALSE(world.pages.compacted());
+  for (Entity e : world.entities) ASSERT_EQ(world.pages.SlotOf(e), e.index());
+  EXPECT_EQ(world.pages.Compact(0), 0u);  // a zero budget plans nothing, moves nothing
+  EXPECT_FALSE(world.pages.compacted());
+  ASSERT_GT(world.pages.Compact(), 0u);
+  EXPECT_TRUE(world.pages.compacted());
+  ASSERT_NO_FATAL_FAILURE(ExpectInterleavedValues(world));
+  // A handle with the invalid generation never passes for an entity not in the store.
+  ASSERT_THAT(world.pages.Delete(world.entities[1]), IsOk());
+  const Entity invalid_generation(world.entities[1].index(), Entity::kInvalidGeneration);
+  EXPECT_EQ(world.pages.SlotOf(invalid_generation), kNoSlot);
+  EXPECT_EQ(world.pages.TryGet(invalid_generation, world.pos), nullptr);
+  EXPECT_FALSE(world.pages.Add(invalid_generation, world.pos, Position{}).ok());
+  EXPECT_THAT(world.pages.Remove(invalid_generation, world.pos),
+              StatusIs(absl::StatusCode::kNotFound));
+  world.pages.DeleteEntities(world.entities);
+  world.pages.ReleaseEmptyPages();
+  EXPECT_FALSE(world.pages.compacted());
+  EXPECT_EQ(world.pages.page_bytes(), 0u);
+  // Reused after emptying: identity again, every value readable.
+  ASSERT_NO_FATAL_FAILURE(FillInterleaved(world));
+  for (Entity e : world.entities) ASSERT_EQ(world.pages.SlotOf(e), e.index());
+  ASSERT_NO_FATAL_FAILURE(ExpectInterleavedValues(world));
+}
+
+// The walks filter only the pages where every include has data: after a compaction
+// a rare component's range is short, and it shrinks when boundary pages are freed.
+TEST(EntityPagesCompact, DataPageRangesBoundTheWalk) {
+  MovingWorld world(32 * 64);
+  for (Entity e : world.entities) {
+    ASSERT_THAT(world.pages.Add(e, world.pos, Position{1, 0, 0}), IsOk());
+  }
+  EXPECT_EQ(world.pages.data_page_range(world.vel.id), (std::pair<uint32_t, uint32_t>{0, 0}));
+  for (size_t i = 0; i < world.entities.size(); i += 16) {
+    ASSERT_THAT(world.pages.Add(world.entities[i], world.vel, Velocity{2, 0, 0}), IsOk());
+  }
+  EXPECT_EQ(world.pages.data_page_range(world.vel.id), (std::pair<uint32_t, uint32_t>{0, 64}));
+  ASSERT_GT(world.pages.Compact(), 0u);
+  // 128 entities with Velocity: 4 whole pages at the end of the Position pages.
+  const auto [first, end] = world.pages.data_page_range(world.vel.id);
+  EXPECT_EQ(end - first, 4u);
+  Filter moving;
+  moving.Include(world.pos).Include(world.vel);
+  size_t visited = 0;
+  ForEachMatch(world.pages, moving, [&](Position& p, Velocity& v) {
+    ++visited;
+    EXPECT_EQ(p.x + v.x, 3.0f);
+  }, world.pos, world.vel);
+  EXPECT_EQ(visited, 128u);
+  EXPECT_EQ(CountMatches(world.pages, moving), 128u);
+  size_t scalar = 0;
+  ForEachMatchScalar(world.pages, moving, [&](Position&, Velocity&) { ++scalar; },
+                     world.pos, world.vel);
+  EXPECT_EQ(scalar, 128u);
+  // Removing Velocity from everyone empties the range.
+  for (size_t i = 0; i < world.entities.size(); i += 16) {
+    ASSERT_THAT(world.pages.Remove(world.entities[i], world.vel), IsOk());
+  }
+  world.pages.ReleaseEmptyPages();
+  EXPECT_EQ(world.pages.data_page_range(world.vel.id), (std::pair<uint32_t, uint32_t>{0, 0}));
+  EXPECT_EQ(CountMatches(world.pages, moving), 0u);
 }
 
 #ifndef NDEBUG
