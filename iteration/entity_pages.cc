@@ -145,6 +145,14 @@ void EntityPages::MakeIndirect() {
     slot_of_.push_back(gen_of_[i] != Entity::kInvalidGeneration ? static_cast<uint32_t>(i)
                                                                 : kNoSlot);
   }
+  for (size_t page = 0; page < page_capacity_; ++page) {
+    for (uint32_t bits = occupied_[page]; bits != 0; bits &= bits - 1) {
+      const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
+      const uint32_t index = static_cast<uint32_t>(page * kEntityPageSize + bit);
+      entity_pages_[page]->index[bit] = index;
+      entity_pages_[page]->generation[bit] = gen_of_[index];
+    }
+  }
   indirect_ = true;
 }
 
@@ -343,7 +351,7 @@ void EntityPages::DeleteSlot(uint32_t slot) {
   count_[slot] = 0;
   MarkDirty(page);
   layout_changed_ = true;
-  FreeSlot(entity_page->index[bit], slot);
+  FreeSlot(indirect_ ? entity_page->index[bit] : slot, slot);
 }
 
 absl::Status EntityPages::Delete(Entity e) {
@@ -539,7 +547,6 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
     const uint32_t page = run.page;
     const bool page_exists = page < page_limit;
     const uint32_t occupied = page_exists ? occupied_[page] : 0;
-    EntityPage* const entity_page = page_exists ? entity_pages_[page] : nullptr;
     uint32_t run_flags = 0;
     size_t n = 0;
     for (size_t k = run.begin; k < run.end; ++k, ++n) {
@@ -556,9 +563,7 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
         failed_at = k;
         break;
       }
-      // Alive implies page < page_limit, so entity_page is not null here.
-      entity_page->index[bit] = e.index();
-      entity_page->generation[bit] = e.generation();
+      // The entity page's records are not written in the identity layout.
       count_[e.index()] = num_components;
       gen_of_[e.index()] = e.generation();
       bits[n] = static_cast<uint8_t>(bit);

@@ -357,11 +357,16 @@ class EntityPages {
   // page_data: component `c`'s 32-element array for `page` (element i is slot
   // page*32+i), or nullptr if not allocated. Tags return shared stateless storage.
   std::byte* page_data(ComponentId c, size_t page) const { return types_[c].data[page]; }
-  // entity_indices / generations: the indices and generations of the entities in
-  // `page`'s 32 slots (meaningful where occupied). Requires occupied_masks()[page] != 0.
-  const uint32_t* entity_indices(size_t page) const { return entity_pages_[page]->index; }
-  const uint32_t* generations(size_t page) const {
-    return entity_pages_[page]->generation;
+  // entity_at: the entity in slot `i` of `page`. Requires that slot to be occupied.
+  // In the identity layout it comes from the index itself and the generation table
+  // (entity pages are written only once a compaction needs them).
+  Entity entity_at(size_t page, uint32_t i) const {
+    if (!indirect_) {
+      const size_t index = page * kEntityPageSize + i;
+      return Entity(static_cast<uint32_t>(index), gen_of_[index]);
+    }
+    const EntityPage* entity_page = entity_pages_[page];
+    return Entity(entity_page->index[i], entity_page->generation[i]);
   }
   // data_page_range: pages [first, second) hold every allocated data page of `c`
   // (a superset of the pages where `c`'s mask is non-zero); the walks filter only
@@ -386,7 +391,8 @@ class EntityPages {
   size_t MemoryUsage() const;
 
  private:
-  // What a walk handing out Entity handles and a compaction need per slot. The hot
+  // What a walk handing out Entity handles and a compaction need per slot, written
+  // only in the indirect layout (MakeIndirect fills them from the identity). The hot
   // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
   // instead (count_, dirty_), so those paths do not chase the page pointer.
   struct EntityPage {
@@ -461,7 +467,8 @@ class EntityPages {
   // in one pass per run.
   absl::Status CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
                                            const Archetype& archetype);
-  // Switches to the slot table (slot_of_), filled with the identity.
+  // Switches to the slot table (slot_of_), filled with the identity, and fills the
+  // entity pages' index and generation records.
   void MakeIndirect();
   void ShrinkDataPageRanges();
   void GrowTo(size_t page);

@@ -228,9 +228,8 @@ bool EntityPages::PlanCompaction() {
     return ((planned[slot >> 6] >> (slot & 63)) & 1u) != 0;
   };
   auto push = [&](uint32_t from, uint32_t to) {
-    const EntityPage* entity_page = entity_pages_[from >> kEntityPageShift];
-    const uint32_t bit = from & (kEntityPageSize - 1);
-    plan_.push_back({entity_page->index[bit], entity_page->generation[bit], to});
+    const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
+    plan_.push_back({e.index(), e.generation(), to});
   };
   size_t total = 0;
   for (const std::vector<Outsider>& o : outsiders) total += o.size();

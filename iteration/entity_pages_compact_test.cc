@@ -144,10 +144,7 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
       if (!any) continue;
       ++in_store;
       ASSERT_TRUE(slots.insert(slot).second) << "two entities in slot " << slot;
-      ASSERT_EQ(pages.entity_indices(slot / kEntityPageSize)[slot % kEntityPageSize],
-                e.index());
-      ASSERT_EQ(pages.generations(slot / kEntityPageSize)[slot % kEntityPageSize],
-                e.generation());
+      ASSERT_EQ(pages.entity_at(slot / kEntityPageSize, slot % kEntityPageSize), e);
     }
     ASSERT_EQ(pages.num_entities(), in_store);
     for (Entity e : dead) {

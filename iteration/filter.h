@@ -198,16 +198,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void VisitPage(const EntityPages& pages, siz
           std::is_invocable_v<Fn&, decltype(Access(pages, components, page)(0))...>,
       "callback must take (Entity, T&..., U*...) or (T&..., U*...): a reference per "
       "component, a pointer per Optional(component)");
-  [[maybe_unused]] const uint32_t* indices = nullptr;
-  [[maybe_unused]] const uint32_t* generations = nullptr;
-  if constexpr (kWantsEntity) {
-    indices = pages.entity_indices(page);
-    generations = pages.generations(page);
-  }
   auto visit = [&](uint32_t i) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if constexpr (kWantsEntity) {
-      std::apply([&](const auto&... a) { fn(Entity(indices[i], generations[i]), a(i)...); },
-                 access);
+      std::apply([&](const auto&... a) { fn(pages.entity_at(page, i), a(i)...); }, access);
     } else {
       std::apply([&](const auto&... a) { fn(a(i)...); }, access);
     }
