@@ -4,15 +4,17 @@
 // pages.
 //
 // Every entity in the store occupies one slot; slot s is bit s % 32 of page s / 32. A
-// dense table maps the entity index to its slot (and generation), and each page maps
-// its slots back to entities. A new entity takes the slot equal to its index when that
-// is free, so a store that is never compacted has exactly the seed's layout (page =
-// index / 32). For every registered component type the store keeps the masks of all
-// pages in one contiguous array (component-as-row), so a filter ANDs a few words per
-// page, or, with the Highway kernel in iteration/filter.h, 8 (AVX2) or 16 (AVX-512)
-// pages per instruction. Component data lives in 32-element pages allocated when the
-// first slot of the page gets the component; pages whose masks dropped to zero are
-// released by ReleaseEmptyPages(). Pages come from pools of huge-page-backed slabs
+// dense generation table (by entity index) validates handles. Until a Compact moves
+// something, an entity's slot is its index and no slot table exists, so a store never
+// compacted has the seed's layout and cost (page = index / 32); after it, a dense
+// table maps the entity index to its slot and each entity page maps its slots back to
+// entities (one extra dependent load per lookup). For every registered component
+// type the store keeps the masks of all pages in one contiguous array
+// (component-as-row), so a filter ANDs a few words per page, or, with the Highway
+// kernel in iteration/filter.h, 8 (AVX2) or 16 (AVX-512) pages per instruction.
+// Component data lives in 32-element pages allocated when the first slot of the page
+// gets the component; pages whose masks dropped to zero are released by
+// ReleaseEmptyPages(). Pages come from pools of huge-page-backed slabs
 // (iteration/internal/page_pool.h).
 //
 // Add and Remove set or clear a mask bit in place (no data moves). Compact(budget)
@@ -249,11 +251,11 @@ class EntityPages {
   // Has: true if current entity `e` has component `c`. O(1).
   bool Has(Entity e, ComponentId c) const { return TryGet(e, c) != nullptr; }
 
-  // TryGet: `e`'s component `c`, or nullptr if `e` is stale or lacks it. O(1): one
-  // read of the slot table, then the page. No allocation. The pointer stays valid
-  // until `e` loses `c` (Remove, Delete, destroy) or the next Compact() that moves
-  // anything; other entities' Add/Remove/Delete do not move it. For tags it points at
-  // shared, stateless storage.
+  // TryGet: `e`'s component `c`, or nullptr if `e` is stale or lacks it. O(1): the
+  // generation table and (once compacted) the slot table, then the page. No
+  // allocation. The pointer stays valid until `e` loses `c` (Remove, Delete, destroy)
+  // or the next Compact() that moves anything; other entities' Add/Remove/Delete do
+  // not move it. For tags it points at shared, stateless storage.
   const void* TryGet(Entity e, ComponentId c) const {
     if (ABSL_PREDICT_FALSE(e.index() >= gen_of_.size() || c >= num_types_)) {
       return nullptr;
