@@ -18,9 +18,12 @@
 //   all_sprites.Include((*sprites)->component());
 //   ForEachMatch(pages, all_sprites, [](Sprite& s) { s.size *= 2; }, (*sprites)->component());
 //
-// Instance: the entity's slot index (Entity::index()). It stays valid until the entity
-// loses the component (Remove, Delete, destroy): page data never moves. Destroying the
-// entity in the EntityManager removes the data (EntityPages listens for destroys).
+// Instance: the entity's index (Entity::index()), not its page slot. It stays valid
+// until the entity loses the component (Remove, Delete, destroy), across
+// EntityPages::Compact too: Get resolves it through the store's index -> slot table.
+// A T& from Get is valid until the next Compact or until the entity loses T.
+// Destroying the entity in the EntityManager removes the data (EntityPages listens
+// for destroys).
 // Thread-safety: that of EntityPages.
 #ifndef STRATA_COMPONENT_PAGE_COMPONENT_H_
 #define STRATA_COMPONENT_PAGE_COMPONENT_H_
@@ -94,16 +97,17 @@ class PageComponentManager final : public ComponentManager {
     return pages_->Remove(entity, component_.id).ok();
   }
 
-  // Get: the data of a valid instance (from Create or Lookup). O(1).
+  // Get: the data of a valid instance (from Create or Lookup). O(1): the slot table,
+  // then the page.
   T& Get(Instance instance) const {
     if constexpr (std::is_empty_v<T>) {
       // A tag takes no page storage; every instance reads the one empty value.
       static T tag;
       return tag;
     }
-    std::byte* page = pages_->page_data(component_.id, instance.index >> kEntityPageShift);
-    ABSL_HARDENING_ASSERT(page != nullptr);
-    return reinterpret_cast<T*>(page)[instance.index & (kEntityPageSize - 1)];
+    void* data = pages_->TryGetByIndex(instance.index, component_.id);
+    ABSL_HARDENING_ASSERT(data != nullptr);
+    return *static_cast<T*>(data);
   }
 
   // Spawn: the spawn function body. Gives owners[i] the T stored at

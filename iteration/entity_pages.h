@@ -1,16 +1,28 @@
-// EntityPages: scheme 2 of "Efficient Entity Page Iteration": entities grouped in pages
-// of 32 by entity index, one 32-bit presence mask per (component type, page).
+// EntityPages: scheme 2 of "Efficient Entity Page Iteration": entities in pages of 32
+// slots, one 32-bit presence mask per (component type, page), and a slot layer that
+// lets Compact() regroup entities so that those with the same components fill whole
+// pages.
 //
-// Entity `e` lives in page e.index() / 32 at bit e.index() % 32. For every registered
-// component type the store keeps the masks of all pages in one contiguous array
-// (component-as-row), so a filter ANDs a few words per page, or, with the Highway kernel
-// in iteration/filter.h, 8 (AVX2) or 16 (AVX-512) pages per instruction. Component data
-// lives in 32-element pages allocated when the first entity of the page gets the
-// component; pages whose masks dropped to zero are released by ReleaseEmptyPages(), the
-// article's dirty-page handling. Pages come from per-type pools of huge-page-backed
-// slabs (iteration/internal/page_pool.h): the pages of a batch sit together in memory,
-// and a released page is reused by the next one of its type without a malloc;
-// ReleaseUnusedMemory() hands fully free slabs back to the system.
+// Every entity in the store occupies one slot; slot s is bit s % 32 of page s / 32. A
+// dense generation table (by entity index) validates handles. Until a Compact moves
+// something, an entity's slot is its index and no slot table exists, so a store never
+// compacted has the seed's layout and cost (page = index / 32); after it, a dense
+// table maps the entity index to its slot and each entity page maps its slots back to
+// entities (one extra dependent load per lookup). For every registered component
+// type the store keeps the masks of all pages in one contiguous array
+// (component-as-row), so a filter ANDs a few words per page, or, with the Highway
+// kernel in iteration/filter.h, 8 (AVX2) or 16 (AVX-512) pages per instruction.
+// Component data lives in 32-element pages allocated when the first slot of the page
+// gets the component; pages whose masks dropped to zero are released by
+// ReleaseEmptyPages(). Pages come from pools of huge-page-backed slabs
+// (iteration/internal/page_pool.h).
+//
+// Add and Remove set or clear a mask bit in place (no data moves). Compact(budget)
+// moves entities between slots, with their data, until entities with the same
+// component set fill contiguous whole pages, sorted by that set's signature; it
+// stops after `budget` moves and resumes on the next call, so a game can spend a
+// bounded slice of each frame on it. A compaction never changes which entities a
+// query visits or their values, only the order of the walk.
 //
 //   EntityManager manager;
 //   EntityPages pages(manager);   // deletes an entity's components when it is destroyed
@@ -23,20 +35,38 @@
 //   STRATA_RETURN_IF_ERROR(pages.CreateFromArchetype(batch, moving));
 //   if (Position* p = pages.TryGet(batch[0], pos)) p->x += 1;
 //   STRATA_RETURN_IF_ERROR(pages.Remove(batch[0], vel));
-//   pages.ReleaseEmptyPages();    // once per frame: frees pages nobody uses any more
+//   pages.Compact(/*budget=*/4096);  // once per frame, outside any walk
+//   pages.ReleaseEmptyPages();       // once per frame: frees pages nobody uses any more
+//
+// Invalidation (as std::vector documents it):
+// - Compact() (any call that returns > 0) invalidates every pointer into component
+//   data (TryGet, page_data, the references a ForEachMatch callback received), every
+//   slot number (SlotOf) and every page number. It does not invalidate Entity
+//   handles, ComponentIds, Filters, or anything that names an entity by handle or
+//   index (PageComponentManager instances), and it never changes a value.
+// - Growth of the page capacity (Add, CreateFromArchetype or Compact reaching a slot
+//   past page_capacity()) invalidates page_masks()/occupied_masks() pointers.
+// - Remove/Delete invalidate pointers to the removed entity's components only; Add
+//   and Remove never move other entities' data.
+// epoch() changes whenever slots may have moved or mask arrays been reallocated; the
+// walks in iteration/filter.h assert in debug builds that it did not change under
+// them (a Compact or a growth from inside a callback).
 //
 // Component types are plain bytes: registered with a size and an alignment and copied
 // with memcpy. The typed helpers accept only trivially copyable, trivially destructible
 // types; an empty type (a tag such as Frozen) takes no data storage.
 //
-// Thread-safety: none for mutation. Const methods, TryGet and the filters in
-// iteration/filter.h may run concurrently with each other while nothing mutates.
+// Thread-safety: none for mutation (Compact included). Const methods, TryGet and the
+// filters in iteration/filter.h may run concurrently with each other while nothing
+// mutates.
 #ifndef STRATA_ITERATION_ENTITY_PAGES_H_
 #define STRATA_ITERATION_ENTITY_PAGES_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <utility>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -59,6 +89,8 @@ namespace strata {
 // uint32_t and the walk over it is tzcnt/blsr on a 32-bit register.
 inline constexpr uint32_t kEntityPageSize = 32;
 inline constexpr uint32_t kEntityPageShift = 5;
+// kNoSlot: the slot of an entity that is not in the store.
+inline constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
 
 // ComponentId: a registered component type, an index into the store's type table.
 using ComponentId = uint32_t;
@@ -106,8 +138,10 @@ class Archetype {
 class EntityPages {
  public:
   // kMaxComponentTypes: registered types per store. A type costs one mask word and one
-  // pointer per page of capacity, plus one step in Delete; nothing else scales with it.
+  // pointer per page of capacity, plus one step in Delete and per compaction move.
   static constexpr size_t kMaxComponentTypes = 256;
+  // kUnbounded: Compact's default budget, finish the compaction in this call.
+  static constexpr size_t kUnbounded = std::numeric_limits<size_t>::max();
 
   // EntityPages: a store for entities of `manager`, which must outlive it. Registers a
   // destroy listener on `manager` that deletes destroyed entities' components
@@ -140,11 +174,12 @@ class EntityPages {
   absl::string_view component_name(ComponentId c) const { return types_[c].name; }
 
   // Add: gives live entity `e` component `c`, initialised from `value` (component_size
-  // bytes) or zero-filled if `value` is null. Allocates the entity page and the
-  // component's data page on first use. NotFound if `e` is not alive in the manager,
+  // bytes) or zero-filled if `value` is null. An entity new to the store takes a slot
+  // (its index's slot if free); the entity page and the component's data page are
+  // allocated on first use. NotFound if `e` is not alive in the manager,
   // InvalidArgument for an unregistered `c`, AlreadyExists if `e` has `c` (nothing
-  // changes). O(1) amortised. Invalidates no pointers except when the page capacity
-  // grows (see page_masks()).
+  // changes). O(1) amortised. Moves no data; invalidates no pointers except when the
+  // page capacity grows (see page_masks()).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Add(Entity e, ComponentId c, const void* value) {
     return AddWith(e, c, value, [&](std::byte* dst, uint32_t size) {
       WriteValue(dst, value, size);
@@ -166,21 +201,25 @@ class EntityPages {
   }
 
   // Remove: takes component `c` away from `e`. NotFound if `e` is stale or lacks `c`.
-  // The data page stays until ReleaseEmptyPages(). O(1). Pointers to `e`'s `c` become
-  // dangling-by-contract (the slot may be reused by the next Add).
+  // The data page stays until ReleaseEmptyPages(); an entity left with no component
+  // leaves the store and frees its slot. O(1). Pointers to `e`'s `c` become
+  // dangling-by-contract (the element may be reused by the next Add).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, ComponentId c) {
-    const uint32_t page = e.index() >> kEntityPageShift;
-    const uint32_t bit = e.index() & (kEntityPageSize - 1);
-    const uint32_t flag = uint32_t{1} << bit;
-    if (ABSL_PREDICT_TRUE(page < page_capacity_ && c < num_types_)) {
-      uint32_t& mask = types_[c].masks[page];
-      if (ABSL_PREDICT_TRUE((mask & flag) != 0 &&
-                            entity_pages_[page]->generation[bit] == e.generation())) {
-        mask &= ~flag;
-        EntityPage* entity_page = entity_pages_[page];
-        if (--entity_page->count[bit] == 0) occupied_[page] &= ~flag;
-        if (!entity_page->dirty) MarkDirty(page);
-        return absl::OkStatus();
+    if (ABSL_PREDICT_TRUE(e.index() < gen_of_.size() && c < num_types_ &&
+                          gen_of_[e.index()] == e.generation())) {
+      const uint32_t slot = SlotOfIndex(e.index());
+      const uint32_t page = slot >> kEntityPageShift;
+      const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
+      // kNoSlot's page is past any capacity, so one compare rejects it too.
+      if (ABSL_PREDICT_TRUE(page < page_capacity_)) {
+        uint32_t& mask = types_[c].masks[page];
+        if (ABSL_PREDICT_TRUE((mask & flag) != 0)) {
+          mask &= ~flag;
+          layout_changed_ = true;
+          if (--count_[slot] == 0) FreeSlot(e.index(), slot);
+          if (!dirty_[page]) MarkDirty(page);
+          return absl::OkStatus();
+        }
       }
     }
     return NotFoundError(e, c);
@@ -190,8 +229,9 @@ class EntityPages {
     return Remove(e, c.id);
   }
 
-  // Delete: removes every component of `e`. NotFound if `e` has none or is stale.
-  // O(registered types) (the article's scheme 2 delete), early exit after the last one.
+  // Delete: removes every component of `e` and frees its slot. NotFound if `e` has
+  // none or is stale. O(registered types) (the article's scheme 2 delete), early exit
+  // after the last one.
   absl::Status Delete(Entity e);
   // DeleteEntities: Delete for each entity of the batch that is in the store, skipping
   // the others (so it can take the manager's destroy batches, where most entities may
@@ -199,34 +239,35 @@ class EntityPages {
   size_t DeleteEntities(absl::Span<const Entity> entities);
 
   // CreateFromArchetype: gives every entity of `entities` exactly the archetype's
-  // components and values, in one pass per component. All or nothing: NotFound if one
-  // is not alive, AlreadyExists if one already has components here or appears twice,
+  // components and values. All or nothing: NotFound if one is not alive,
+  // AlreadyExists if one already has components here or appears twice,
   // InvalidArgument if the archetype names an unregistered type or a wrong size.
   // O(entities * archetype size).
   absl::Status CreateFromArchetype(absl::Span<const Entity> entities,
                                    const Archetype& archetype);
 
   // Contains: true if `e` is current and has at least one component. O(1).
-  bool Contains(Entity e) const {
-    const uint32_t page = e.index() >> kEntityPageShift;
-    const uint32_t bit = e.index() & (kEntityPageSize - 1);
-    return page < page_capacity_ && ((occupied_[page] >> bit) & 1u) != 0 &&
-           entity_pages_[page]->generation[bit] == e.generation();
-  }
+  bool Contains(Entity e) const { return SlotOf(e) != kNoSlot; }
   // Has: true if current entity `e` has component `c`. O(1).
   bool Has(Entity e, ComponentId c) const { return TryGet(e, c) != nullptr; }
 
-  // TryGet: `e`'s component `c`, or nullptr if `e` is stale or lacks it. O(1), no
-  // allocation. The pointer stays valid until `e` loses `c` (Remove, Delete, destroy);
-  // it does not move when other entities change. For tags it points at shared,
-  // stateless storage.
+  // TryGet: `e`'s component `c`, or nullptr if `e` is stale or lacks it. O(1): the
+  // generation table and (once compacted) the slot table, then the page. No
+  // allocation. The pointer stays valid until `e` loses `c` (Remove, Delete, destroy)
+  // or the next Compact() that moves anything; other entities' Add/Remove/Delete do
+  // not move it. For tags it points at shared, stateless storage.
   const void* TryGet(Entity e, ComponentId c) const {
-    const uint32_t page = e.index() >> kEntityPageShift;
-    const uint32_t bit = e.index() & (kEntityPageSize - 1);
-    if (ABSL_PREDICT_FALSE(page >= page_capacity_ || c >= num_types_)) return nullptr;
+    if (ABSL_PREDICT_FALSE(e.index() >= gen_of_.size() || c >= num_types_)) {
+      return nullptr;
+    }
+    // Never compacted: the slot is the index, so the element's address does not wait
+    // for the generation read (two independent loads, as on flat arrays).
+    const uint32_t slot = SlotOfIndex(e.index());
+    const uint32_t page = slot >> kEntityPageShift;
+    const uint32_t bit = slot & (kEntityPageSize - 1);
+    if (gen_of_[e.index()] != e.generation() || page >= page_capacity_) return nullptr;
     const ComponentType& type = types_[c];
     if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
-    if (entity_pages_[page]->generation[bit] != e.generation()) return nullptr;
     return type.data[page] + size_t{bit} * type.size;
   }
   void* TryGet(Entity e, ComponentId c) {
@@ -240,10 +281,58 @@ class EntityPages {
   const T* TryGet(Entity e, Component<T> c) const {
     return static_cast<const T*>(TryGet(e, c.id));
   }
+  // TryGetByIndex: the component `c` of the entity in the store whose index is
+  // `entity_index`, whatever its generation, or nullptr. O(1). For callers that name
+  // entities by index and validated the handle earlier (PageComponentManager's
+  // instances); resolving through the slot table keeps them valid across Compact().
+  void* TryGetByIndex(uint32_t entity_index, ComponentId c) const {
+    if (ABSL_PREDICT_FALSE(entity_index >= gen_of_.size() || c >= num_types_)) {
+      return nullptr;
+    }
+    // Not in the store: kNoSlot (compacted) or an own slot whose bits are clear.
+    const uint32_t slot = SlotOfIndex(entity_index);
+    const uint32_t page = slot >> kEntityPageShift;
+    const uint32_t bit = slot & (kEntityPageSize - 1);
+    if (page >= page_capacity_) return nullptr;
+    const ComponentType& type = types_[c];
+    if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
+    return type.data[page] + size_t{bit} * type.size;
+  }
 
-  // ReleaseEmptyPages: the dirty-page pass. For each page touched by Remove/Delete
-  // since the last call, frees each component data page whose mask is zero, and the
-  // entity page if no entity in it has any component. O(dirty pages * registered
+  // SlotOf: `e`'s slot (page SlotOf(e) / 32, bit SlotOf(e) % 32), or kNoSlot if `e` is
+  // stale or not in the store. O(1). Valid until `e` leaves the store or the next
+  // Compact() that moves anything.
+  uint32_t SlotOf(Entity e) const {
+    if (e.index() >= gen_of_.size() || e.generation() == Entity::kInvalidGeneration ||
+        gen_of_[e.index()] != e.generation()) {
+      return kNoSlot;
+    }
+    return SlotOfIndex(e.index());
+  }
+  // compacted: true once a Compact moved an entity: slots are no longer the entity
+  // indices, and every slot lookup reads the slot table. Back to false when the store
+  // empties (ReleaseEmptyPages with no entity left).
+  bool compacted() const { return indirect_; }
+
+  // Compact: moves entities between slots, each with all its component data, so that
+  // entities with the same component set occupy contiguous whole pages (one set's
+  // pages after another's, sorted by the set's signature), then releases the pages
+  // emptied (ReleaseEmptyPages). At most `budget` entity moves per call (a swap of two
+  // entities counts two); the next call resumes the same pass. The first call of a
+  // pass plans it: O(pages * component sets per page * registered types + entities to
+  // move), and only if the store changed since the last pass finished; each move is
+  // O(registered types + the entity's component bytes). Entities added or changed
+  // during a pass are left where they are until the next pass. Returns the number of
+  // moves made (0 when already compact or budget is 0).
+  // Invalidates: see "Invalidation" at the top. Never call it inside a walk
+  // (ForEachMatch, ParallelForEachMatch): debug builds assert that.
+  size_t Compact(size_t budget = kUnbounded);
+  // compaction_in_progress: true while a planned pass has moves left.
+  bool compaction_in_progress() const { return plan_cursor_ < plan_.size(); }
+
+  // ReleaseEmptyPages: the dirty-page pass. For each page touched by Remove/Delete/
+  // Compact since the last call, frees each component data page whose mask is zero,
+  // and the entity page if none of its slots is occupied. O(dirty pages * registered
   // types). Returns the number of pages (data + entity) freed. Freed pages go back to
   // their type's pool, not to the system: see ReleaseUnusedMemory.
   size_t ReleaseEmptyPages();
@@ -252,27 +341,44 @@ class EntityPages {
   // unload). O(free pages * log slabs).
   size_t ReleaseUnusedMemory();
   size_t num_dirty_pages() const { return dirty_pages_.size(); }
+  // num_entities: entities in the store (with at least one component). O(1).
+  size_t num_entities() const { return num_entities_; }
 
   // ---- Read access for filters (iteration/filter.h). ----
 
   // page_capacity: the length of every mask array, a multiple of kPageCapacityQuantum
-  // pages; pages past the highest entity have zero masks. Grows (never shrinks) when an
-  // entity with a larger index is added, which reallocates all mask arrays.
+  // pages; pages past the highest slot in use have zero masks. Grows (never shrinks)
+  // when a slot past it is taken, which reallocates all mask arrays.
   static constexpr size_t kPageCapacityQuantum = 64;
   size_t page_capacity() const { return page_capacity_; }
   // page_masks: component `c`'s presence masks, one per page, page_capacity() long.
-  // Invalidated by Add/CreateFromArchetype when the capacity grows.
+  // Invalidated when the capacity grows.
   const uint32_t* page_masks(ComponentId c) const { return types_[c].masks.data(); }
-  // occupied_masks: per page, the entities having at least one component.
+  // occupied_masks: per page, the slots holding an entity.
   const uint32_t* occupied_masks() const { return occupied_.data(); }
-  // page_data: component `c`'s 32-element array for `page` (element i is entity
+  // page_data: component `c`'s 32-element array for `page` (element i is slot
   // page*32+i), or nullptr if not allocated. Tags return shared stateless storage.
   std::byte* page_data(ComponentId c, size_t page) const { return types_[c].data[page]; }
-  // generations: the generations of `page`'s 32 entities (meaningful where occupied).
-  // Requires occupied_masks()[page] != 0.
-  const uint32_t* generations(size_t page) const {
-    return entity_pages_[page]->generation;
+  // entity_at: the entity in slot `i` of `page`. Requires that slot to be occupied.
+  // In the identity layout it comes from the index itself and the generation table
+  // (entity pages are written only once a compaction needs them).
+  Entity entity_at(size_t page, uint32_t i) const {
+    if (!indirect_) {
+      const size_t index = page * kEntityPageSize + i;
+      return Entity(static_cast<uint32_t>(index), gen_of_[index]);
+    }
+    const EntityPage* entity_page = entity_pages_[page];
+    return Entity(entity_page->index[i], entity_page->generation[i]);
   }
+  // data_page_range: pages [first, second) hold every allocated data page of `c`
+  // (a superset of the pages where `c`'s mask is non-zero); the walks filter only
+  // the intersection of their includes' ranges. {0, 0} when none.
+  std::pair<uint32_t, uint32_t> data_page_range(ComponentId c) const {
+    return {types_[c].first_page, types_[c].end_page};
+  }
+  // epoch: changes whenever a Compact moved entities or the mask arrays were
+  // reallocated, i.e. whenever pointers from before may be invalid.
+  uint64_t epoch() const { return epoch_; }
 
   // allocated_data_pages / allocated_entity_pages / page_bytes: the pages in use now;
   // all three return to zero once every entity is gone and ReleaseEmptyPages() ran.
@@ -282,15 +388,18 @@ class EntityPages {
   // reserved_page_bytes: the bytes the page pools hold, pages in use or free; zero
   // after ReleaseEmptyPages() and ReleaseUnusedMemory() with every entity gone.
   size_t reserved_page_bytes() const;
-  // MemoryUsage: reserved_page_bytes() plus the per-page tables (masks, pointers).
+  // MemoryUsage: reserved_page_bytes() plus the tables (masks, pointers, slot table,
+  // free slots, a compaction plan in progress).
   size_t MemoryUsage() const;
 
  private:
+  // What a walk handing out Entity handles and a compaction need per slot, written
+  // only in the indirect layout (MakeIndirect fills them from the identity). The hot
+  // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
+  // instead (count_, dirty_), so those paths do not chase the page pointer.
   struct EntityPage {
-    uint32_t generation[kEntityPageSize];
-    // Components each entity has: when it drops to zero the entity leaves the page.
-    uint16_t count[kEntityPageSize];
-    bool dirty;
+    uint32_t index[kEntityPageSize];       // entity index per slot
+    uint32_t generation[kEntityPageSize];  // entity generation per slot
   };
   struct ComponentType {
     std::string name;
@@ -300,6 +409,16 @@ class EntityPages {
     std::vector<std::byte*> data;     // page_capacity_ long; null = not allocated
     // The data pages' pool: blocks of 32 * size bytes (tags, size 0, use none).
     iteration_internal::PagePool pool;
+    // Pages [first_page, end_page) hold every allocated data page (data_page_range).
+    uint32_t first_page = 0;
+    uint32_t end_page = 0;
+    bool range_stale = false;  // a boundary page was freed: shrink in ReleaseEmptyPages
+  };
+  // One move of a compaction plan: put entity (index, generation) at `target`.
+  struct PlannedMove {
+    uint32_t index;
+    uint32_t generation;
+    uint32_t target;
   };
 
   // Copies a value of `size` bytes, or zero-fills if `value` is null. Out of line:
@@ -307,42 +426,71 @@ class EntityPages {
   // switch's wider (unreachable) copies. The typed Add copies inline instead.
   static void WriteValue(std::byte* dst, const void* value, uint32_t size);
   absl::Status AddSlow(Entity e, ComponentId c, const void* value);
-  // The inline fast path of Add: slot and data page exist, entity alive, component
+  // The inline fast path of Add: `e` already in the store (which implies alive: the
+  // destroy listener deletes destroyed entities), data page present, component
   // absent; `write(dst, size)` stores the value. Anything else goes to AddSlow.
   template <typename Writer>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c,
                                                     const void* value, Writer write) {
-    const uint32_t page = e.index() >> kEntityPageShift;
-    const uint32_t bit = e.index() & (kEntityPageSize - 1);
-    const uint32_t flag = uint32_t{1} << bit;
-    if (ABSL_PREDICT_TRUE(manager_->Alive(e) && c < num_types_ &&
-                          page < page_capacity_)) {
-      ComponentType& type = types_[c];
-      EntityPage* entity_page = entity_pages_[page];
-      std::byte* data = type.data[page];
-      if (ABSL_PREDICT_TRUE(entity_page != nullptr && data != nullptr &&
-                            (type.masks[page] & flag) == 0)) {
-        if ((occupied_[page] & flag) == 0) {
-          occupied_[page] |= flag;
-          entity_page->generation[bit] = e.generation();
-          entity_page->count[bit] = 1;
-        } else {
-          ++entity_page->count[bit];
+    // The invalid generation marks an index not in the store; a handle carrying it
+    // must not pass for one.
+    if (ABSL_PREDICT_TRUE(e.index() < gen_of_.size() && c < num_types_ &&
+                          gen_of_[e.index()] == e.generation() &&
+                          e.generation() != Entity::kInvalidGeneration)) {
+      const uint32_t slot = SlotOfIndex(e.index());
+      const uint32_t page = slot >> kEntityPageShift;
+      const uint32_t bit = slot & (kEntityPageSize - 1);
+      const uint32_t flag = uint32_t{1} << bit;
+      if (ABSL_PREDICT_TRUE(page < page_capacity_)) {
+        ComponentType& type = types_[c];
+        std::byte* data = type.data[page];
+        if (ABSL_PREDICT_TRUE(data != nullptr && (type.masks[page] & flag) == 0)) {
+          ++count_[slot];
+          type.masks[page] |= flag;
+          layout_changed_ = true;
+          write(data + size_t{bit} * type.size, type.size);
+          return absl::OkStatus();
         }
-        type.masks[page] |= flag;
-        write(data + size_t{bit} * type.size, type.size);
-        return absl::OkStatus();
       }
     }
     return AddSlow(e, c, value);
   }
   absl::Status NotFoundError(Entity e, ComponentId c) const;
+  // The slot of entity index `index` (in the store: gen_of_ says so). Identity until
+  // the first compaction, so a store never compacted reads no slot table.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t SlotOfIndex(uint32_t index) const {
+    return indirect_ ? slot_of_[index] : index;
+  }
+  void SetSlot(uint32_t index, uint32_t slot) {
+    if (indirect_) slot_of_[index] = slot;
+  }
+  // CreateFromArchetype of a never-compacted store: slots are the indices, so the
+  // batch is cut into runs by index page up front and validated, claimed and written
+  // in one pass per run.
+  absl::Status CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
+                                           const Archetype& archetype);
+  // Switches to the slot table (slot_of_), filled with the identity, and fills the
+  // entity pages' index and generation records.
+  void MakeIndirect();
+  void ShrinkDataPageRanges();
   void GrowTo(size_t page);
+  void GrowSlotTable(size_t entities);
   EntityPage* EnsureEntityPage(uint32_t page);
   std::byte* EnsureDataPage(ComponentType& type, uint32_t page);
   void FreeDataPage(ComponentType& type, uint32_t page);
   void MarkDirty(uint32_t page);
-  void DeleteSlot(uint32_t page, uint32_t bit);
+  // Slots: AllocateSlot takes a free slot for entity index `index` (its own if free,
+  // else a freed one, else the first free one from a scan) and marks it occupied;
+  // FreeSlot gives `slot` back and takes `index` out of the slot table.
+  uint32_t AllocateSlot(uint32_t index);
+  uint32_t FindFreeSlotFrom(uint32_t first_slot);
+  void PushFreeSlot(uint32_t slot);
+  void FreeSlot(uint32_t index, uint32_t slot);
+  void DeleteSlot(uint32_t slot);
+  // Compaction (entity_pages_compact.cc).
+  bool PlanCompaction();
+  void MoveSlot(uint32_t from, uint32_t to);
+  void SwapSlots(uint32_t a, uint32_t b);
 
   // Reads as an empty manager (no entity alive) once the manager has been destroyed.
   EntityManager::Subscription manager_;
@@ -362,9 +510,32 @@ class EntityPages {
   size_t page_capacity_ = 0;
   std::vector<uint32_t> occupied_;          // page_capacity_ long
   std::vector<EntityPage*> entity_pages_;   // page_capacity_ long; null = released
+  std::vector<uint16_t> count_;  // per slot: components of its entity (0 = free)
+  std::vector<uint8_t> dirty_;   // per page: listed in dirty_pages_
   iteration_internal::PagePool entity_page_pool_{sizeof(EntityPage), alignof(EntityPage),
                                                  &chunk_pool_};
   std::vector<uint32_t> dirty_pages_;
+  // The slot layer. gen_of_: entity index -> generation of the entity in the store,
+  // Entity::kInvalidGeneration if none. slot_of_: entity index -> slot (kNoSlot = not
+  // in the store), used only when indirect_ (after a compaction moved something);
+  // before, every entity sits at the slot equal to its index and slot_of_ is empty.
+  std::vector<uint32_t> gen_of_;
+  std::vector<uint32_t> slot_of_;
+  bool indirect_ = false;
+  // Slots freed away from their own index (after a compaction), for entities whose own
+  // slot is taken; in_free_list_ (a bit per slot) keeps each slot listed once. Entries
+  // are checked when popped (the slot may have been taken since).
+  std::vector<uint32_t> free_slots_;
+  std::vector<uint64_t> in_free_list_;
+  uint32_t scan_page_ = 0;  // where FindFreeSlotFrom's fallback scan resumes
+  size_t num_entities_ = 0;
+  uint64_t epoch_ = 0;
+  // Compaction: the pass in progress (plan_[plan_cursor_..] left), the end of its
+  // target ranges, and whether anything changed since the last pass was planned.
+  std::vector<PlannedMove> plan_;
+  size_t plan_cursor_ = 0;
+  uint32_t plan_end_ = 0;
+  bool layout_changed_ = false;
   size_t allocated_data_pages_ = 0;
   size_t allocated_entity_pages_ = 0;
   size_t page_bytes_ = 0;

@@ -1,5 +1,6 @@
 #include "iteration/filter.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -66,10 +67,15 @@ namespace iteration_internal {
 
 ResolvedRows Resolve(const EntityPages& pages, const Filter& filter) {
   ResolvedRows resolved;
+  resolved.end = pages.page_capacity();
   for (ComponentId c : filter.include()) {
     ABSL_HARDENING_ASSERT(c < pages.num_component_types());
     resolved.include.push_back(pages.page_masks(c));
+    const auto [first, end] = pages.data_page_range(c);
+    resolved.begin = std::max<size_t>(resolved.begin, first);
+    resolved.end = std::min<size_t>(resolved.end, end);
   }
+  if (resolved.begin > resolved.end) resolved.begin = resolved.end;
   // No include: every entity in the store is a candidate.
   if (resolved.include.empty()) resolved.include.push_back(pages.occupied_masks());
   for (ComponentId c : filter.exclude()) {
@@ -89,9 +95,8 @@ size_t CountMatches(const EntityPages& pages, const Filter& filter) {
   uint32_t out_pages[kChunk + kFilterOutputSlack];
   uint32_t out_masks[kChunk + kFilterOutputSlack];
   size_t matches = 0;
-  for (size_t chunk = 0; chunk < pages.page_capacity(); chunk += kChunk) {
-    const size_t end =
-        chunk + kChunk < pages.page_capacity() ? chunk + kChunk : pages.page_capacity();
+  for (size_t chunk = resolved.begin; chunk < resolved.end; chunk += kChunk) {
+    const size_t end = chunk + kChunk < resolved.end ? chunk + kChunk : resolved.end;
     const size_t n = FilterPages(rows, chunk, end, out_pages, out_masks);
     for (size_t i = 0; i < n; ++i) matches += absl::popcount(out_masks[i]);
   }

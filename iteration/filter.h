@@ -11,8 +11,10 @@
 //   ForEachMatch(pages, moving, [](Position& p, Health* h) { ... }, pos, Optional(health));
 //
 // A page's filtered mask is AND(include masks) & ~OR(exclude masks) (with no include,
-// the page's occupied mask). Two walks produce the same matches in the same order
-// (pages ascending, entities ascending inside a page):
+// the page's occupied mask). Pages are pages of slots (see EntityPages): the walk
+// order is slot order, which EntityPages::Compact may change; the set of matches and
+// their values it never changes. Two walks produce the same matches in the same order
+// (pages ascending, slots ascending inside a page):
 // - ForEachMatch: the Highway kernel (FilterPages) filters 8 (AVX2) or 16 (AVX-512)
 //   pages per instruction from the per-component mask arrays and compacts the
 //   non-empty pages; chosen at run time with HWY_DYNAMIC_DISPATCH.
@@ -25,14 +27,17 @@
 // The callback takes (Entity, T&..., U*...) or (T&..., U*...): a reference for each
 // listed Component<T>, which must be in the filter's include set (checked with
 // ABSL_HARDENING_ASSERT), and a pointer for each Optional(Component<U>). It may
-// modify the components it is handed, and nothing else in the store: adding, removing
-// or deleting during a walk is undefined (mask arrays may move).
+// modify the components it is handed, and nothing else in the store: adding, removing,
+// deleting or compacting during a walk is undefined (mask arrays and data may move);
+// debug builds assert that no Compact or capacity growth happened under the walk.
+// References handed to the callback are valid until the callback returns.
 //
 // The kernel layer (FilterPages*) is plain C++ over pointers and counts, for callers
 // with their own mask arrays; the Highway code is in filter-inl.h.
 #ifndef STRATA_ITERATION_FILTER_H_
 #define STRATA_ITERATION_FILTER_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -139,6 +144,10 @@ namespace iteration_internal {
 struct ResolvedRows {
   absl::InlinedVector<const uint32_t*, 8> include;
   absl::InlinedVector<const uint32_t*, 8> exclude;
+  // The pages that can match: the intersection of the includes' data page ranges
+  // (after a compaction, a rare component's pages are a short run).
+  size_t begin = 0;
+  size_t end = 0;
   MaskRows rows() const {
     return {include.data(), include.size(), exclude.data(), exclude.size()};
   }
@@ -189,18 +198,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void VisitPage(const EntityPages& pages, siz
           std::is_invocable_v<Fn&, decltype(Access(pages, components, page)(0))...>,
       "callback must take (Entity, T&..., U*...) or (T&..., U*...): a reference per "
       "component, a pointer per Optional(component)");
-  const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
-  [[maybe_unused]] const uint32_t* generations = nullptr;
-  if constexpr (kWantsEntity) generations = pages.generations(page);
   auto visit = [&](uint32_t i) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if constexpr (kWantsEntity) {
-      std::apply([&](const auto&... a) { fn(Entity(base + i, generations[i]), a(i)...); },
-                 access);
+      std::apply([&](const auto&... a) { fn(pages.entity_at(page, i), a(i)...); }, access);
     } else {
       std::apply([&](const auto&... a) { fn(a(i)...); }, access);
     }
   };
   if (mask == ~uint32_t{0}) {
+    // Unrolled, GCC -O2 vectorises the page's 32 elements as one block (the loop
+    // itself it does not vectorise at -O2: AoS strides, possible aliasing).
+#pragma GCC unroll 32
     for (uint32_t i = 0; i < kEntityPageSize; ++i) visit(i);
   } else {
     while (mask != 0) {
@@ -233,6 +241,16 @@ void AssertIncluded(const Filter& filter, Cs... components) {
 #endif
 }
 
+// AssertSameEpoch: debug builds check after each page that the callback did not
+// compact the store or grow its page capacity (either moves what the walk is reading).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void AssertSameEpoch(const EntityPages& pages,
+                                                         uint64_t epoch) {
+  (void)pages;
+  (void)epoch;
+  assert(pages.epoch() == epoch &&
+         "EntityPages compacted or grown inside a ForEachMatch callback");
+}
+
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
 inline constexpr size_t kFilterChunkPages = 1024;
 
@@ -247,12 +265,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& 
                                                              Fn& fn, Cs... components) {
   uint32_t out_pages[kFilterChunkPages + kFilterOutputSlack];
   uint32_t out_masks[kFilterChunkPages + kFilterOutputSlack];
+  [[maybe_unused]] const uint64_t epoch = pages.epoch();
   for (size_t chunk = begin; chunk < end; chunk += kFilterChunkPages) {
     const size_t chunk_end = chunk + kFilterChunkPages < end ? chunk + kFilterChunkPages
                                                              : end;
     const size_t n = FilterPages(rows, chunk, chunk_end, out_pages, out_masks);
     for (size_t i = 0; i < n; ++i) {
       VisitPage(pages, out_pages[i], out_masks[i], fn, components...);
+      AssertSameEpoch(pages, epoch);
     }
   }
 }
@@ -269,8 +289,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages,
   iteration_internal::AssertIncluded(filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
-  iteration_internal::ForEachMatchInRange(pages, resolved.rows(), 0,
-                                          pages.page_capacity(), fn, components...);
+  iteration_internal::ForEachMatchInRange(pages, resolved.rows(), resolved.begin,
+                                          resolved.end, fn, components...);
 }
 
 // ForEachMatchScalar: the same walk with the scalar per-page filter (scheme 2 as the
@@ -282,11 +302,12 @@ void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
-  const size_t num_pages = pages.page_capacity();
-  for (size_t page = 0; page < num_pages; ++page) {
+  [[maybe_unused]] const uint64_t epoch = pages.epoch();
+  for (size_t page = resolved.begin; page < resolved.end; ++page) {
     const uint32_t mask = FilterOnePage(rows, page);
     if (mask == 0) continue;
     iteration_internal::VisitPage(pages, page, mask, fn, components...);
+    iteration_internal::AssertSameEpoch(pages, epoch);
   }
 }
 
@@ -301,9 +322,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInPageRange(
   iteration_internal::AssertIncluded(filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
-  const size_t end = end_page < pages.page_capacity() ? end_page : pages.page_capacity();
-  if (begin_page >= end) return;
-  iteration_internal::ForEachMatchInRange(pages, resolved.rows(), begin_page, end, fn,
+  const size_t begin = begin_page > resolved.begin ? begin_page : resolved.begin;
+  const size_t end = end_page < resolved.end ? end_page : resolved.end;
+  if (begin >= end) return;
+  iteration_internal::ForEachMatchInRange(pages, resolved.rows(), begin, end, fn,
                                           components...);
 }
 

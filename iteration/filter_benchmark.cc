@@ -1,6 +1,7 @@
 // Benchmarks of the page store and its filters against the article's figures (seed 004,
 // "Efficient Entity Page Iteration"): filtering with scheme 1, scheme 2 and the SIMD
-// kernel, iteration, queries and page operations, each beside a flat-array floor.
+// kernel, iteration, queries, compaction and page operations, each beside a flat-array
+// floor.
 //
 //   bazel run -c opt //iteration:filter_benchmark -- --benchmark_min_time=0.1
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -18,9 +19,13 @@
 // BM_Iterate/{PageMasksSimd,DenseArrays}/N: position += velocity over N entities.
 // BM_Query/Sparse10/N: position += velocity where a random 10% of N have Velocity.
 // BM_Query/Exclude50/N: the same over Position+Velocity, excluding a random 50% Frozen.
-// BM_Pages/{AddRemove,CreateFromArchetype,RandomGet}/N.
+// BM_Query/{Sparse10,Exclude50}Compacted/N: the same setups, then one
+//   EntityPages::Compact() outside the timing.
+// BM_Pages/{AddRemove,CreateFromArchetype,RandomGet,Compact}/N.
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
+// BM_Floor/{Sparse10,Exclude50}Packed/N: the query's work on plain arrays holding only
+//   the matches, the floor of the compacted queries.
 //
 // Counters are ns per slot / match / entity / pair / access, computed from the
 // measured time.
@@ -235,16 +240,13 @@ void BM_IterateDenseArrays(benchmark::State& state, size_t n) {
 
 // Sparse10: all N have Position, a random 10% also Velocity.
 // Exclude50: all N have Position+Velocity, a random 50% also Frozen.
-void BM_Query(benchmark::State& state, size_t n, bool exclude50) {
-  MovingWorld world(n);
+// Fills `world` that way and returns the number of matches of the query.
+size_t FillQueryWorld(MovingWorld& world, bool exclude50) {
   testing::Random rng(kSeed);
   Archetype archetype;
   archetype.Set(world.pos, Position{0, 0, 0});
   if (exclude50) archetype.Set(world.vel, Velocity{1, 2, 3});
   (void)world.pages.CreateFromArchetype(world.entities, archetype);
-  Filter filter;
-  filter.Include(world.pos).Include(world.vel);
-  if (exclude50) filter.Exclude(world.frozen);
   size_t matches = 0;
   for (Entity e : world.entities) {
     if (exclude50) {
@@ -258,6 +260,17 @@ void BM_Query(benchmark::State& state, size_t n, bool exclude50) {
       ++matches;
     }
   }
+  return matches;
+}
+
+// The query cases; `compacted`: one Compact() after the setup, outside the timing.
+void BM_Query(benchmark::State& state, size_t n, bool exclude50, bool compacted) {
+  MovingWorld world(n);
+  const size_t matches = FillQueryWorld(world, exclude50);
+  if (compacted) world.pages.Compact();
+  Filter filter;
+  filter.Include(world.pos).Include(world.vel);
+  if (exclude50) filter.Exclude(world.frozen);
   if (CountMatches(world.pages, filter) != matches) {
     state.SkipWithError("wrong match count");
     return;
@@ -272,8 +285,39 @@ void BM_Query(benchmark::State& state, size_t n, bool exclude50) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(matches));
   state.counters["ns_per_match"] = NsPer(static_cast<double>(matches));
 }
-void BM_QuerySparse10(benchmark::State& state, size_t n) { BM_Query(state, n, false); }
-void BM_QueryExclude50(benchmark::State& state, size_t n) { BM_Query(state, n, true); }
+void BM_QuerySparse10(benchmark::State& state, size_t n) {
+  BM_Query(state, n, false, false);
+}
+void BM_QueryExclude50(benchmark::State& state, size_t n) {
+  BM_Query(state, n, true, false);
+}
+void BM_QuerySparse10Compacted(benchmark::State& state, size_t n) {
+  BM_Query(state, n, false, true);
+}
+void BM_QueryExclude50Compacted(benchmark::State& state, size_t n) {
+  BM_Query(state, n, true, true);
+}
+
+// BM_Pages/Compact/N: the Sparse10 setup compacted from scratch (a fresh store each
+// iteration, built outside the timing). ns_per_move is per entity moved (a swap
+// moves two); `moved` is how many a compaction moved.
+void BM_PagesCompact(benchmark::State& state, size_t n) {
+  size_t moved = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto world = std::make_unique<MovingWorld>(n);
+    FillQueryWorld(*world, /*exclude50=*/false);
+    state.ResumeTiming();
+    moved = world->pages.Compact();
+    benchmark::DoNotOptimize(moved);
+    state.PauseTiming();
+    world.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(moved));
+  state.counters["ns_per_move"] = NsPer(static_cast<double>(moved));
+  state.counters["moved"] = static_cast<double>(moved);
+}
 
 void BM_PagesAddRemove(benchmark::State& state, size_t n) {
   MovingWorld world(n);
@@ -364,6 +408,33 @@ void BM_FloorQuery(benchmark::State& state, size_t n, double fraction) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(matches.size()));
   state.counters["ns_per_match"] = NsPer(static_cast<double>(matches.size()));
 }
+// BM_Floor/{Sparse10,Exclude50}Packed/N: position += velocity over plain arrays
+// holding only the query's matches (as many as BM_Query has): the floor of the
+// compacted queries, and what an archetype table's walk does.
+void BM_FloorPacked(benchmark::State& state, size_t n, bool exclude50) {
+  size_t matches;
+  {
+    MovingWorld world(n);
+    matches = FillQueryWorld(world, exclude50);
+  }
+  std::vector<Position> positions(matches, Position{0, 0, 0});
+  std::vector<Velocity> velocities(matches, Velocity{1, 2, 3});
+  for (auto _ : state) {
+    Position* p = positions.data();
+    const Velocity* v = velocities.data();
+    for (size_t i = 0; i < matches; ++i) kMove(p[i], v[i]);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(matches));
+  state.counters["ns_per_match"] = NsPer(static_cast<double>(matches));
+}
+void BM_FloorSparse10Packed(benchmark::State& state, size_t n) {
+  BM_FloorPacked(state, n, false);
+}
+void BM_FloorExclude50Packed(benchmark::State& state, size_t n) {
+  BM_FloorPacked(state, n, true);
+}
+
 void BM_FloorSparse10(benchmark::State& state, size_t n) { BM_FloorQuery(state, n, 0.1); }
 void BM_FloorExclude50(benchmark::State& state, size_t n) {
   BM_FloorQuery(state, n, 0.5);
@@ -464,11 +535,16 @@ void RegisterAll() {
     reg("BM_Iterate/DenseArrays", BM_IterateDenseArrays);
     reg("BM_Query/Sparse10", BM_QuerySparse10);
     reg("BM_Query/Exclude50", BM_QueryExclude50);
+    reg("BM_Query/Sparse10Compacted", BM_QuerySparse10Compacted);
+    reg("BM_Query/Exclude50Compacted", BM_QueryExclude50Compacted);
+    reg("BM_Pages/Compact", BM_PagesCompact);
     reg("BM_Pages/AddRemove", BM_PagesAddRemove);
     reg("BM_Pages/CreateFromArchetype", BM_PagesCreateFromArchetype);
     reg("BM_Pages/RandomGet", BM_PagesRandomGet);
     reg("BM_Floor/Sparse10Flat", BM_FloorSparse10);
     reg("BM_Floor/Exclude50Flat", BM_FloorExclude50);
+    reg("BM_Floor/Sparse10Packed", BM_FloorSparse10Packed);
+    reg("BM_Floor/Exclude50Packed", BM_FloorExclude50Packed);
     reg("BM_Floor/RandomGetFlat", BM_FloorRandomGet);
     reg("BM_Floor/AddRemoveFlat", BM_FloorAddRemove);
   }

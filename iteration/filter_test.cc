@@ -1,5 +1,6 @@
 #include "iteration/filter.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -62,6 +63,19 @@ TEST(Filter, DocumentationExample) {
   std::vector<Entity> expected = batch;
   expected.erase(expected.begin() + 7);
   EXPECT_EQ(seen, expected);  // handles with generations, in index order
+
+  // Compaction moves the frozen entity out of the moving ones' pages: the walk's
+  // order changes, its matches and values do not.
+  EXPECT_GT(pages.Compact(/*budget=*/4096), 0u);
+  pages.ReleaseEmptyPages();
+  std::vector<Entity> after;
+  ForEachMatch(
+      pages, moving, [&](Entity e, Position&, Velocity&) { after.push_back(e); }, pos, vel);
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(after, expected);
+  for (Entity e : batch) {
+    EXPECT_EQ(pages.TryGet(e, pos)->z, e == batch[7] ? 0.0f : 3.0f) << e;
+  }
 }
 
 // Optional components: every walk hands a pointer exactly where the entity has the

@@ -40,8 +40,10 @@ void ParallelForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& f
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
-  ParallelFor(pages.page_capacity(), kParallelGrainPages, [&](size_t begin, size_t end) {
-    iteration_internal::ForEachMatchInRange(pages, rows, begin, end, fn, components...);
+  const size_t first = resolved.begin;
+  ParallelFor(resolved.end - first, kParallelGrainPages, [&](size_t begin, size_t end) {
+    iteration_internal::ForEachMatchInRange(pages, rows, first + begin, first + end, fn,
+                                            components...);
   });
 }
 

@@ -1,0 +1,425 @@
+// EntityPages::Compact: the planning and the moves of a compaction (see
+// iteration/entity_pages.h). The design and the figures are in docs/notes/iteration.md.
+//
+// A pass: 1. group every occupied slot by its component set (its "signature"), a page
+// at a time: the slots of a page with the same set are found with a few mask ANDs
+// per set, not per slot. 2. Give each signature a range of whole pages, in signature
+// order: [start, start + count) plus padding to the page boundary. 3. An entity of a
+// signature already inside its range stays; the others (outsiders) are paired, in
+// slot order, with the free or foreign slots of their range (holes), after pairing
+// first the outsiders that can trade places (one of set s in r's range with one of r
+// in s's range). 4. Execute: into a free hole, a move; into a hole held by another
+// entity, a swap (for the traded pairs it places both).
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/numeric/bits.h"
+#include "iteration/entity_pages.h"
+
+namespace strata {
+namespace {
+
+// A type's contribution to a signature. The first 64 types get one bit each, so the
+// signature is the exact set for stores of up to 64 types; later types mix in a
+// hash, where a collision would only merge two sets' ranges (the layout gets worse,
+// queries stay correct: they read the masks, not the signatures).
+uint64_t SignatureKey(ComponentId c) {
+  if (c < 64) return uint64_t{1} << c;
+  uint64_t z = uint64_t{c} * 0x9E3779B97F4A7C15ull;  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) | 1;
+}
+
+// Element copies with fixed sizes for the common component sizes (a variable-size
+// memcpy is a call per element).
+template <size_t kSize>
+void CopyFixed(std::byte* dst, const std::byte* src) {
+  std::memcpy(dst, src, kSize);
+}
+void CopyElement(std::byte* dst, const std::byte* src, uint32_t size) {
+  switch (size) {
+    case 4: return CopyFixed<4>(dst, src);
+    case 8: return CopyFixed<8>(dst, src);
+    case 12: return CopyFixed<12>(dst, src);
+    case 16: return CopyFixed<16>(dst, src);
+    default: std::memcpy(dst, src, size);
+  }
+}
+template <size_t kSize>
+void SwapFixed(std::byte* a, std::byte* b) {
+  std::byte tmp[kSize];
+  std::memcpy(tmp, a, kSize);
+  std::memcpy(a, b, kSize);
+  std::memcpy(b, tmp, kSize);
+}
+void SwapElements(std::byte* a, std::byte* b, uint32_t size) {
+  switch (size) {
+    case 4: return SwapFixed<4>(a, b);
+    case 8: return SwapFixed<8>(a, b);
+    case 12: return SwapFixed<12>(a, b);
+    case 16: return SwapFixed<16>(a, b);
+    default: std::swap_ranges(a, a + size, b);
+  }
+}
+
+// Buckets of slots per (signature, signature) pair: a dense table for stores with few
+// component sets (the usual case), a hash map beyond.
+class PairBuckets {
+ public:
+  explicit PairBuckets(size_t num_signatures)
+      : n_(num_signatures), dense_(n_ <= kMaxDense ? n_ * n_ : 0) {}
+  std::vector<uint32_t>& At(uint32_t s, uint32_t r) {
+    if (n_ <= kMaxDense) return dense_[size_t{s} * n_ + r];
+    return sparse_[uint64_t{s} << 32 | r];
+  }
+  const std::vector<uint32_t>* Find(uint32_t s, uint32_t r) const {
+    if (n_ <= kMaxDense) {
+      const std::vector<uint32_t>& v = dense_[size_t{s} * n_ + r];
+      return v.empty() ? nullptr : &v;
+    }
+    auto it = sparse_.find(uint64_t{s} << 32 | r);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  static constexpr size_t kMaxDense = 64;
+  size_t n_;
+  std::vector<std::vector<uint32_t>> dense_;
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> sparse_;
+};
+
+}  // namespace
+
+bool EntityPages::PlanCompaction() {
+  plan_.clear();
+  plan_cursor_ = 0;
+  layout_changed_ = false;
+  if (num_entities_ == 0) return false;
+
+  std::vector<uint64_t> keys(types_.size());
+  for (size_t c = 0; c < types_.size(); ++c) keys[c] = SignatureKey(static_cast<ComponentId>(c));
+  // Calls fn(signature, bits) for each group of slots of `page` with the same set.
+  auto for_each_group = [&](size_t page, auto&& fn) {
+    uint32_t remaining = occupied_[page];
+    while (remaining != 0) {
+      const uint32_t i = static_cast<uint32_t>(absl::countr_zero(remaining));
+      uint32_t same = remaining;
+      uint64_t signature = 0;
+      for (size_t c = 0; c < types_.size(); ++c) {
+        const uint32_t mask = types_[c].masks[page];
+        if ((mask >> i) & 1u) {
+          same &= mask;
+          signature ^= keys[c];
+        } else {
+          same &= ~mask;
+        }
+      }
+      fn(signature, same);
+      remaining &= ~same;
+    }
+  };
+
+  // 1. Signatures and their sizes.
+  absl::flat_hash_map<uint64_t, uint32_t> index_of;
+  std::vector<uint64_t> signatures;
+  std::vector<uint32_t> counts;
+  // Looks a signature up: few sets is the usual case, so a linear search over the
+  // signatures seen (in cache) before the hash map.
+  constexpr size_t kLinearSignatures = 16;
+  auto find_signature = [&](uint64_t signature) -> uint32_t {
+    if (signatures.size() <= kLinearSignatures) {
+      for (uint32_t k = 0; k < signatures.size(); ++k) {
+        if (signatures[k] == signature) return k;
+      }
+      return ~uint32_t{0};
+    }
+    auto it = index_of.find(signature);
+    return it == index_of.end() ? ~uint32_t{0} : it->second;
+  };
+  auto signature_index = [&](uint64_t signature) {
+    uint32_t k = find_signature(signature);
+    if (k == ~uint32_t{0}) {
+      k = static_cast<uint32_t>(signatures.size());
+      index_of.emplace(signature, k);
+      signatures.push_back(signature);
+      counts.push_back(0);
+    }
+    return k;
+  };
+  for (size_t page = 0; page < page_capacity_; ++page) {
+    if (occupied_[page] == 0) continue;
+    for_each_group(page, [&](uint64_t signature, uint32_t bits) {
+      counts[signature_index(signature)] += static_cast<uint32_t>(absl::popcount(bits));
+    });
+  }
+
+  // 2. Ranges of whole pages, in signature order.
+  const size_t num_signatures = signatures.size();
+  std::vector<uint32_t> order(num_signatures);
+  for (uint32_t s = 0; s < num_signatures; ++s) order[s] = s;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return signatures[a] < signatures[b]; });
+  std::vector<uint32_t> start(num_signatures);
+  // Per page of the target ranges: the signature owning it.
+  uint32_t next = 0;
+  for (const uint32_t s : order) {
+    start[s] = next;
+    next += (counts[s] + kEntityPageSize - 1) & ~(kEntityPageSize - 1);
+  }
+  plan_end_ = next;
+  std::vector<uint32_t> owner(plan_end_ >> kEntityPageShift);
+  for (const uint32_t s : order) {
+    const uint32_t first = start[s] >> kEntityPageShift;
+    const uint32_t last = (start[s] + counts[s] + kEntityPageSize - 1) >> kEntityPageShift;
+    for (uint32_t p = first; p < last; ++p) owner[p] = s;
+  }
+
+  // 3. Holes and outsiders per signature, in slot order. An outsider also records
+  // whose range it sits in (kNone: padding or past the ranges).
+  constexpr uint32_t kNone = ~uint32_t{0};
+  struct Outsider {
+    uint32_t slot;
+    uint32_t range;
+  };
+  std::vector<std::vector<uint32_t>> holes(num_signatures);
+  std::vector<std::vector<Outsider>> outsiders(num_signatures);
+  const size_t scan_pages = std::max<size_t>(page_capacity_, owner.size());
+  for (size_t page = 0; page < scan_pages; ++page) {
+    const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+    uint32_t in_range = 0;  // the page's slots inside its owner's [start, start + count)
+    uint32_t home = 0;      // of those, the ones its owner's entities already hold
+    uint32_t s_owner = 0;
+    if (page < owner.size()) {
+      s_owner = owner[page];
+      const uint32_t end = start[s_owner] + counts[s_owner];
+      in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
+                                               : (uint32_t{1} << (end - base)) - 1;
+    }
+    if (page < page_capacity_ && occupied_[page] != 0) {
+      for_each_group(page, [&](uint64_t signature, uint32_t bits) {
+        const uint32_t s = find_signature(signature);
+        if (page < owner.size() && s == s_owner) {
+          home = bits & in_range;
+          bits &= ~in_range;
+        }
+        for (; bits != 0; bits &= bits - 1) {
+          const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
+          outsiders[s].push_back({base + bit, ((in_range >> bit) & 1u) ? s_owner : kNone});
+        }
+      });
+    }
+    for (uint32_t gaps = in_range & ~home; gaps != 0; gaps &= gaps - 1) {
+      holes[s_owner].push_back(base + static_cast<uint32_t>(absl::countr_zero(gaps)));
+    }
+  }
+
+  // 4. The plan. First swaps: an entity of set s in set r's range and one of set r in
+  // s's range trade places (one swap places both). Then every other outsider of a set
+  // goes to the next of its range's holes not taken by a swap, in slot order.
+  const size_t slot_words = (scan_pages * kEntityPageSize + 63) / 64;
+  std::vector<uint64_t> planned(slot_words, 0);  // slots already a source or target
+  auto mark = [&](uint32_t slot) { planned[slot >> 6] |= uint64_t{1} << (slot & 63); };
+  auto is_marked = [&](uint32_t slot) {
+    return ((planned[slot >> 6] >> (slot & 63)) & 1u) != 0;
+  };
+  auto push = [&](uint32_t from, uint32_t to) {
+    const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
+    plan_.push_back({e.index(), e.generation(), to});
+  };
+  size_t total = 0;
+  for (const std::vector<Outsider>& o : outsiders) total += o.size();
+  plan_.reserve(total);
+  // Per (set, range) the outsiders, for the swaps.
+  PairBuckets by_range(num_signatures);
+  for (uint32_t s = 0; s < num_signatures; ++s) {
+    for (const Outsider& o : outsiders[s]) {
+      if (o.range != kNone) by_range.At(s, o.range).push_back(o.slot);
+    }
+  }
+  for (const uint32_t s : order) {
+    for (const uint32_t r : order) {
+      if (r <= s) continue;
+      const std::vector<uint32_t>* a = by_range.Find(s, r);
+      const std::vector<uint32_t>* b = by_range.Find(r, s);
+      if (a == nullptr || b == nullptr) continue;
+      const size_t pairs = std::min(a->size(), b->size());
+      for (size_t k = 0; k < pairs; ++k) {
+        const uint32_t x = (*a)[k];
+        const uint32_t y = (*b)[k];
+        push(x, y);
+        push(y, x);
+        mark(x);
+        mark(y);
+      }
+    }
+  }
+  for (const uint32_t s : order) {
+    size_t next_hole = 0;
+    for (const Outsider& o : outsiders[s]) {
+      if (is_marked(o.slot)) continue;  // swapped above
+      while (next_hole < holes[s].size() && is_marked(holes[s][next_hole])) ++next_hole;
+      assert(next_hole < holes[s].size());
+      push(o.slot, holes[s][next_hole++]);
+    }
+  }
+  return !plan_.empty();
+}
+
+void EntityPages::MoveSlot(uint32_t from, uint32_t to) {
+  const uint32_t from_page = from >> kEntityPageShift;
+  const uint32_t from_bit = from & (kEntityPageSize - 1);
+  const uint32_t to_page = to >> kEntityPageShift;
+  const uint32_t to_bit = to & (kEntityPageSize - 1);
+  EntityPage* dst = EnsureEntityPage(to_page);  // may grow the tables: first
+  EntityPage* src = entity_pages_[from_page];
+  uint32_t remaining = count_[from];
+  for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
+    ComponentType& type = types_[c];
+    if (((type.masks[from_page] >> from_bit) & 1u) == 0) continue;
+    --remaining;
+    std::byte* data = EnsureDataPage(type, to_page);
+    if (type.size != 0) {
+      CopyElement(data + size_t{to_bit} * type.size,
+                  type.data[from_page] + size_t{from_bit} * type.size, type.size);
+    }
+    type.masks[to_page] |= uint32_t{1} << to_bit;
+    type.masks[from_page] &= ~(uint32_t{1} << from_bit);
+  }
+  const uint32_t index = src->index[from_bit];
+  dst->index[to_bit] = index;
+  dst->generation[to_bit] = src->generation[from_bit];
+  count_[to] = count_[from];
+  count_[from] = 0;
+  occupied_[to_page] |= uint32_t{1} << to_bit;
+  occupied_[from_page] &= ~(uint32_t{1} << from_bit);
+  slot_of_[index] = to;
+  MarkDirty(from_page);
+  PushFreeSlot(from);
+}
+
+void EntityPages::SwapSlots(uint32_t a, uint32_t b) {
+  const uint32_t a_page = a >> kEntityPageShift;
+  const uint32_t a_bit = a & (kEntityPageSize - 1);
+  const uint32_t b_page = b >> kEntityPageShift;
+  const uint32_t b_bit = b & (kEntityPageSize - 1);
+  EntityPage* ea = entity_pages_[a_page];
+  EntityPage* eb = entity_pages_[b_page];
+  uint32_t remaining = uint32_t{count_[a]} + count_[b];
+  for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
+    ComponentType& type = types_[c];
+    const bool in_a = ((type.masks[a_page] >> a_bit) & 1u) != 0;
+    const bool in_b = ((type.masks[b_page] >> b_bit) & 1u) != 0;
+    if (!in_a && !in_b) continue;
+    remaining -= uint32_t{in_a} + uint32_t{in_b};
+    std::byte* data_a = EnsureDataPage(type, a_page);
+    std::byte* data_b = EnsureDataPage(type, b_page);
+    if (type.size != 0) {
+      std::byte* pa = data_a + size_t{a_bit} * type.size;
+      std::byte* pb = data_b + size_t{b_bit} * type.size;
+      if (in_a && in_b) {
+        SwapElements(pa, pb, type.size);
+      } else if (in_a) {
+        CopyElement(pb, pa, type.size);
+      } else {
+        CopyElement(pa, pb, type.size);
+      }
+    }
+    if (in_a != in_b) {
+      type.masks[a_page] ^= uint32_t{1} << a_bit;
+      type.masks[b_page] ^= uint32_t{1} << b_bit;
+    }
+  }
+  std::swap(ea->index[a_bit], eb->index[b_bit]);
+  std::swap(ea->generation[a_bit], eb->generation[b_bit]);
+  std::swap(count_[a], count_[b]);
+  slot_of_[ea->index[a_bit]] = a;
+  slot_of_[eb->index[b_bit]] = b;
+  // Either page may have lost its last entity with some component.
+  MarkDirty(a_page);
+  MarkDirty(b_page);
+}
+
+size_t EntityPages::Compact(size_t budget) {
+  if (budget == 0) return 0;
+  if (plan_cursor_ >= plan_.size()) {
+    if (!layout_changed_) return 0;  // compact since the last pass: nothing to plan
+    if (!PlanCompaction()) return 0;
+    MakeIndirect();  // the moves need the slot table from here on
+  }
+  // The moves' slots are scattered over a store larger than the caches, and each move
+  // is a chain of dependent loads (slot, page pointers, data): prefetch the slot of
+  // the move kAhead * 2 ahead and the lines of the move kAhead ahead, so several
+  // moves' misses overlap.
+  constexpr size_t kAhead = 8;
+  constexpr size_t kMaxPrefetchTypes = 8;
+  const bool prefetch = types_.size() <= kMaxPrefetchTypes;
+  auto prefetch_slot = [&](uint32_t slot) {
+    const uint32_t page = slot >> kEntityPageShift;
+    if (page >= page_capacity_) return;
+    const uint32_t bit = slot & (kEntityPageSize - 1);
+    for (const ComponentType& type : types_) {
+      const std::byte* data = type.data[page];
+      if (data != nullptr) __builtin_prefetch(data + size_t{bit} * type.size, 1);
+    }
+    if (const EntityPage* entity_page = entity_pages_[page]) {
+      __builtin_prefetch(&entity_page->index[bit], 1);
+      __builtin_prefetch(&entity_page->generation[bit], 1);
+    }
+    __builtin_prefetch(&count_[slot], 1);
+  };
+  size_t moves = 0;
+  while (plan_cursor_ < plan_.size() && moves < budget) {
+    if (prefetch) {
+      if (plan_cursor_ + 2 * kAhead < plan_.size()) {
+        __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
+      }
+      if (plan_cursor_ + kAhead < plan_.size()) {
+        const PlannedMove& ahead = plan_[plan_cursor_ + kAhead];
+        const uint32_t from = slot_of_[ahead.index];
+        if (from != kNoSlot) prefetch_slot(from);
+        prefetch_slot(ahead.target);
+      }
+    }
+    const PlannedMove& move = plan_[plan_cursor_];
+    const uint32_t slot = slot_of_[move.index];
+    // Deleted or reissued since the plan, or already placed by an earlier swap.
+    if (gen_of_[move.index] != move.generation || slot == kNoSlot || slot == move.target) {
+      ++plan_cursor_;
+      continue;
+    }
+    const uint32_t target_page = move.target >> kEntityPageShift;
+    const bool taken =
+        target_page < page_capacity_ &&
+        ((occupied_[target_page] >> (move.target & (kEntityPageSize - 1))) & 1u) != 0;
+    if (!taken) {
+      MoveSlot(slot, move.target);
+      ++moves;
+      ++plan_cursor_;
+    } else if (budget - moves >= 2) {
+      SwapSlots(slot, move.target);
+      moves += 2;
+      ++plan_cursor_;
+    } else {
+      // One move left: move the target's occupant out of the way, past the target
+      // ranges; this entity takes its target on the next call.
+      MoveSlot(move.target, FindFreeSlotFrom(plan_end_));
+      ++moves;
+    }
+  }
+  if (plan_cursor_ >= plan_.size()) {
+    plan_ = std::vector<PlannedMove>();
+    plan_cursor_ = 0;
+  }
+  if (moves != 0) {
+    ++epoch_;
+    ReleaseEmptyPages();
+  }
+  return moves;
+}
+
+}  // namespace strata
