@@ -28,6 +28,21 @@ void FillRun(std::byte* data, const std::byte* value, const uint8_t* bits, size_
   }
 }
 
+// FillRun for a size known at run time: fixed-size copies for the common sizes.
+void FillRun(size_t size, std::byte* data, const std::byte* value, const uint8_t* bits, size_t n) {
+  switch (size) {
+    case 0: break;
+    case 4: FillRun<4>(data, value, bits, n); break;
+    case 8: FillRun<8>(data, value, bits, n); break;
+    case 12: FillRun<12>(data, value, bits, n); break;
+    case 16: FillRun<16>(data, value, bits, n); break;
+    default:
+      for (size_t k = 0; k < n; ++k) {
+        std::memcpy(data + size_t{bits[k]} * size, value, size);
+      }
+  }
+}
+
 }  // namespace
 
 Archetype& Archetype::SetRaw(ComponentId component, absl::Span<const std::byte> bytes) {
@@ -481,17 +496,7 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
       std::byte* data = type.data[page];
       type.masks[page] |= run_flags;
       const std::byte* value = archetype.bytes_.data() + entry.offset;
-      switch (type.size) {  // fixed-size copies for the common sizes
-        case 0: break;
-        case 4: FillRun<4>(data, value, bits, n); break;
-        case 8: FillRun<8>(data, value, bits, n); break;
-        case 12: FillRun<12>(data, value, bits, n); break;
-        case 16: FillRun<16>(data, value, bits, n); break;
-        default:
-          for (size_t k = 0; k < n; ++k) {
-            std::memcpy(data + size_t{bits[k]} * type.size, value, type.size);
-          }
-      }
+      FillRun(type.size, data, value, bits, n);
     }
   }
   return absl::OkStatus();
@@ -579,17 +584,7 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
       std::byte* data = type.data[page];
       type.masks[page] |= run_flags;
       const std::byte* value = archetype.bytes_.data() + entry.offset;
-      switch (type.size) {  // fixed-size copies for the common sizes
-        case 0: break;
-        case 4: FillRun<4>(data, value, bits, n); break;
-        case 8: FillRun<8>(data, value, bits, n); break;
-        case 12: FillRun<12>(data, value, bits, n); break;
-        case 16: FillRun<16>(data, value, bits, n); break;
-        default:
-          for (size_t k = 0; k < n; ++k) {
-            std::memcpy(data + size_t{bits[k]} * type.size, value, type.size);
-          }
-      }
+      FillRun(type.size, data, value, bits, n);
     }
   }
   layout_changed_ = true;
