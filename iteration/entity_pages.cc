@@ -491,15 +491,18 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
       bits[k] = static_cast<uint8_t>(bit);
       run_flags |= uint32_t{1} << bit;
     }
-    for (const Archetype::Entry& entry : archetype.entries_) {
-      ComponentType& type = types_[entry.id];
-      std::byte* data = type.data[page];
-      type.masks[page] |= run_flags;
-      const std::byte* value = archetype.bytes_.data() + entry.offset;
-      FillRun(type.size, data, value, bits, n);
-    }
+    WriteArchetypeRun(page, archetype, run_flags, bits, n);
   }
   return absl::OkStatus();
+}
+
+void EntityPages::WriteArchetypeRun(uint32_t page, const Archetype& archetype, uint32_t run_flags,
+                                    const uint8_t* bits, size_t n) {
+  for (const Archetype::Entry& entry : archetype.entries_) {
+    ComponentType& type = types_[entry.id];
+    type.masks[page] |= run_flags;
+    FillRun(type.size, type.data[page], archetype.bytes_.data() + entry.offset, bits, n);
+  }
 }
 
 absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
@@ -579,13 +582,7 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
       num_entities_ += n;
     }
     if (!error.ok()) break;
-    for (const Archetype::Entry& entry : archetype.entries_) {
-      ComponentType& type = types_[entry.id];
-      std::byte* data = type.data[page];
-      type.masks[page] |= run_flags;
-      const std::byte* value = archetype.bytes_.data() + entry.offset;
-      FillRun(type.size, data, value, bits, n);
-    }
+    WriteArchetypeRun(page, archetype, run_flags, bits, n);
   }
   layout_changed_ = true;
   if (error.ok()) return absl::OkStatus();

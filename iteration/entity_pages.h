@@ -469,6 +469,10 @@ class EntityPages {
   // in one pass per run.
   absl::Status CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
                                            const Archetype& archetype);
+  // Gives the elements `bits[0, n)` of data page `page` (whose mask bits are
+  // `run_flags`) every component of `archetype` with its initial value.
+  void WriteArchetypeRun(uint32_t page, const Archetype& archetype, uint32_t run_flags,
+                         const uint8_t* bits, size_t n);
   // Switches to the slot table (slot_of_), filled with the identity, and fills the
   // entity pages' index and generation records.
   void MakeIndirect();

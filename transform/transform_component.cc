@@ -178,10 +178,8 @@ void TransformComponent::FreeId(uint32_t id) {
   ids_.Release(id);
 }
 
-uint32_t TransformComponent::Append(Entity entity, const Matrix4x4& local) {
-  const uint32_t pos = static_cast<uint32_t>(size_);
+inline uint32_t TransformComponent::WriteNewNode(uint32_t pos, Entity entity, const Matrix4x4& local) {
   local_[pos] = local;
-  world_[pos] = local;
   entity_[pos] = entity;
   parent_[pos] = kNone;
   first_child_[pos] = kNone;
@@ -191,6 +189,13 @@ uint32_t TransformComponent::Append(Entity entity, const Matrix4x4& local) {
   const uint32_t id = AllocateId();
   id_[pos] = id;
   id_position_[id] = pos;
+  return id;
+}
+
+uint32_t TransformComponent::Append(Entity entity, const Matrix4x4& local) {
+  const uint32_t pos = static_cast<uint32_t>(size_);
+  WriteNewNode(pos, entity, local);
+  world_[pos] = local;
   const bool dirty_range_empty = first_dirty_ == size_;
   ++size_;
   if (dirty_range_empty) {
@@ -392,16 +397,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     const size_t end = std::min(n, begin + kChunk);
     for (size_t k = begin; k < end; ++k) {
       const uint32_t pos = first + static_cast<uint32_t>(k);
-      local_[pos] = locals[k];
-      entity_[pos] = entities[k];
-      parent_[pos] = kNone;
-      first_child_[pos] = kNone;
-      next_sibling_[pos] = kNone;
-      prev_sibling_[pos] = kNone;
-      idle_[pos] = 0;
-      const uint32_t id = AllocateId();
-      id_[pos] = id;
-      id_position_[id] = pos;
+      const uint32_t id = WriteNewNode(pos, entities[k], locals[k]);
       FillEntity(entities[k], id);
       if (!out.empty()) out[k] = TransformHandle(id, ids_.generation(id));
       if (parents[k] != kNoBatchParent) Attach(pos, first + parents[k]);

@@ -398,6 +398,9 @@ class TransformComponent {
   static GenerationTable::Options IdTableOptions();
   uint32_t AllocateId();
   void FreeId(uint32_t id);
+  // Writes an unlinked node at position `pos` (its local, entity and a new id; not its
+  // world) and returns the id. Append and CreateBatch's immediate path share it.
+  uint32_t WriteNewNode(uint32_t pos, Entity entity, const Matrix4x4& local);
   // Appends a root node at position size_ (capacity must allow size_ + 2: the node and
   // the spare slot).
   uint32_t Append(Entity entity, const Matrix4x4& local);
