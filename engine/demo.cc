@@ -2,6 +2,7 @@
 #include "engine/demo.h"
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -100,6 +101,10 @@ absl::Status CheckOptions(const DemoOptions& o) {
   if (!(o.dt > 0.0f && o.dt <= 1.0f)) {
     return absl::InvalidArgumentError(absl::StrCat("dt must be in (0, 1] seconds, got ", o.dt));
   }
+  if (o.compact_budget < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--compact_budget must be >= 0, got ", o.compact_budget));
+  }
   if (o.progress_every < 0) {
     return absl::InvalidArgumentError("progress_every must be >= 0");
   }
@@ -122,6 +127,19 @@ std::vector<Entity> LiveEntities(DemoWorld& world, const std::vector<Entity>& le
   std::sort(live.begin(), live.end());
   live.erase(std::unique(live.begin(), live.end()), live.end());
   return live;
+}
+
+// The share of `c`'s entities that sit in full pages of `c` (all 32 slots have it):
+// the pages a query over `c` walks with its unrolled full-page loop.
+double FullPageShare(const EntityPages& pages, ComponentId c) {
+  const uint32_t* masks = pages.page_masks(c);
+  size_t total = 0, in_full = 0;
+  for (size_t page = 0; page < pages.page_capacity(); ++page) {
+    const int n = std::popcount(masks[page]);
+    total += static_cast<size_t>(n);
+    if (n == 32) in_full += 32;
+  }
+  return total == 0 ? 0.0 : static_cast<double>(in_full) / static_cast<double>(total);
 }
 
 // Destroys everything and checks that every subsystem is back to empty.
@@ -222,9 +240,9 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   report.animated_roots = animator.num_roots();
   report.animated_nodes = animator.num_nodes();
 
-  std::vector<Samples> samples = {{"emit", {}},        {"move", {}},   {"fade", {}},
-                                  {"destroy", {}},     {"transforms", {}},
-                                  {"sprite_sync", {}}, {"render", {}}, {"fog_property", {}},
+  std::vector<Samples> samples = {{"emit", {}},        {"move", {}},    {"fade", {}},
+                                  {"destroy", {}},     {"compact", {}}, {"transforms", {}},
+                                  {"sprite_sync", {}}, {"render", {}},  {"fog_property", {}},
                                   {"frame", {}}};
   for (Samples& s : samples) s.ms.reserve(static_cast<size_t>(options.frames));
   std::vector<Entity> created, dead;
@@ -251,10 +269,16 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     timed(2, [&] { FadeSparks(world, options.dt, parallel, &dead); });
     report.sparks_destroyed += dead.size();
     timed(3, [&] { fail(DestroyEntities(world, &dead)); });
-    timed(4, [&] { fail(animator.Step(world, seconds)); });
-    timed(5, [&] { SyncSprites(world); });
-    timed(6, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
-    timed(7, [&] {
+    timed(4, [&] {
+      if (options.compact_budget == 0) return;
+      const size_t moved = world.pages().Compact(static_cast<size_t>(options.compact_budget));
+      report.compact_moves += moved;
+      report.compact_frames += moved > 0 ? 1 : 0;
+    });
+    timed(5, [&] { fail(animator.Step(world, seconds)); });
+    timed(6, [&] { SyncSprites(world); });
+    timed(7, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
+    timed(8, [&] {
       if (!fog_owner.is_valid()) return;
       const float density = 0.02f + 0.015f * (1.0f + std::sin(seconds));
       fail(world.SetFloatProperty(fog_owner, "Fog", "density", density));
@@ -266,14 +290,14 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
       }
       report.fog_density_last = density;
     });
-    samples[8].ms.push_back(MillisecondsSince(frame_start));
+    samples[9].ms.push_back(MillisecondsSince(frame_start));
     if (world.entities().size() > report.entities_alive_peak) {
       report.entities_alive_peak = world.entities().size();
       peak = world.Memory();
     }
     if (progress != nullptr && options.progress_every > 0 &&
         ((frame + 1) % options.progress_every == 0 || frame + 1 == options.frames)) {
-      const std::vector<double>& f = samples[8].ms;
+      const std::vector<double>& f = samples[9].ms;
       const size_t window = std::min<size_t>(f.size(), static_cast<size_t>(options.progress_every));
       Samples recent{"frame", std::vector<double>(f.end() - static_cast<std::ptrdiff_t>(window), f.end())};
       const SystemTiming t = Summarise(recent);
@@ -299,6 +323,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     sparks.Include(world.sparks().component());
     report.sparks_alive_end = CountMatches(world.pages(), sparks);
   }
+  report.spark_full_page_share_end = FullPageShare(world.pages(), world.sparks().component().id);
   const World::MemoryReport memory = peak.has_value() ? *peak : world.Memory();
   report.memory_entity_manager = memory.entity_manager;
   report.memory_transforms = memory.transforms;
@@ -357,6 +382,16 @@ std::string FormatReport(const DemoReport& r) {
       "%zu; sprites drawn in the last frame %zu\n",
       r.entities_alive_end, r.entities_alive_peak, r.sparks_alive_end, r.sparks_emitted,
       r.sparks_destroyed, r.sprites_drawn_last_frame);
+  if (o.compact_budget > 0) {
+    out << absl::StrFormat(
+        "  compaction: budget %d moves per frame; %zu moves in %zu of %d frames; %.1f%% of "
+        "sparks in full spark pages at the end\n",
+        o.compact_budget, r.compact_moves, r.compact_frames, o.frames,
+        100.0 * r.spark_full_page_share_end);
+  } else {
+    out << absl::StrFormat("  compaction: off; %.1f%% of sparks in full spark pages at the end\n",
+                           100.0 * r.spark_full_page_share_end);
+  }
   out << absl::StrFormat("  Fog density (set by name every frame): %.4f at the end\n",
                          r.fog_density_last);
   const size_t total = r.memory_entity_manager + r.memory_transforms + r.memory_entity_index +
@@ -383,6 +418,7 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                   {"frames", r.options.frames},
                   {"sparks_per_frame", r.options.sparks_per_frame},
                   {"threads", r.options.threads},
+                  {"compact_budget", r.options.compact_budget},
                   {"dt", r.options.dt}};
   j["level"] = {{"json_bytes", r.level_json_bytes},
                 {"entities", r.level_entities},
@@ -410,6 +446,9 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                    {"sprites_drawn_last_frame", r.sprites_drawn_last_frame},
                    {"animated_roots", r.animated_roots},
                    {"animated_nodes", r.animated_nodes}};
+  j["compaction"] = {{"moves", r.compact_moves},
+                     {"frames_moving", r.compact_frames},
+                     {"spark_full_page_share_end", r.spark_full_page_share_end}};
   j["fog_density_last"] = r.fog_density_last;
   j["memory_bytes_at_peak"] = {{"entity_manager", r.memory_entity_manager},
                                {"transforms", r.memory_transforms},

@@ -15,7 +15,10 @@
 // the level's hierarchy roots with one SetLocalBatch (the transform component
 // propagates to their descendants); copy world positions into sprites; gather the draw
 // list; set the "Fog" render_data density of the level's environment by name through
-// the property system (and read it back). Each system is timed separately.
+// the property system (and read it back); let the page store regroup up to
+// compact_budget entities (EntityPages::Compact), so that sparks, which come and go
+// in the holes the dead ones leave, fill whole pages again. Each system is timed
+// separately.
 // At the end everything is destroyed and the report states whether every subsystem
 // returned to empty.
 #ifndef STRATA_ENGINE_DEMO_H_
@@ -45,6 +48,9 @@ struct DemoOptions {
   int threads = 1;
   // progress_every: a progress line every this many frames (0: none).
   int progress_every = 60;
+  // compact_budget: entity moves EntityPages::Compact may make per frame, after the
+  // destroy system (0: never compact, the page layout then follows entity indices).
+  int compact_budget = 4096;
   float dt = 1.0f / 60.0f;
   uint64_t seed = 1;
 };
@@ -79,6 +85,11 @@ struct DemoReport {
   size_t entities_alive_end = 0;
   size_t entities_alive_peak = 0;
   size_t sparks_alive_end = 0;
+  // Compaction: entity moves made over the run, frames that moved anything, and the
+  // share of sparks in pages whose 32 slots all hold a spark, after the last frame.
+  size_t compact_moves = 0;
+  size_t compact_frames = 0;
+  double spark_full_page_share_end = 0;
   size_t sprites_drawn_last_frame = 0;
   size_t animated_roots = 0;
   size_t animated_nodes = 0;
@@ -99,9 +110,9 @@ struct DemoReport {
 
 // RunDemo: runs the demo. Progress lines go to `progress` if not null. Errors:
 // InvalidArgument for bad options (frames < 0, sparks_per_frame < 0, threads < 1 or
-// > 256, dt not in (0, 1]); NotFound / PermissionDenied if the level cannot be read;
-// the compiler's InvalidArgument (with entity path and JSON line/column) for a bad
-// level; Internal if a subsystem misbehaves during the run.
+// > 256, compact_budget < 0, dt not in (0, 1]); NotFound / PermissionDenied if the level cannot be
+// read; the compiler's InvalidArgument (with entity path and JSON line/column) for a bad level;
+// Internal if a subsystem misbehaves during the run.
 absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* progress);
 
 // FormatReport: the human-readable report (several lines).

@@ -32,6 +32,8 @@ ABSL_FLAG(std::string, save, "", "save the world to this resource blob at the en
 ABSL_FLAG(int, frames, 600, "frames to simulate");
 ABSL_FLAG(int, sparks_per_frame, 2000, "sparks emitted per frame");
 ABSL_FLAG(int, threads, 1, "worker threads for the spark page queries (1 = serial)");
+ABSL_FLAG(int, compact_budget, 4096,
+          "entity moves the page store's Compact may make per frame (0: never compact)");
 ABSL_FLAG(std::string, report_json, "", "also write the report as JSON to this path");
 ABSL_FLAG(int, progress_every, 60, "a progress line every N frames (0: none)");
 
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Strata demo: compiles a level, spawns it and runs a sparks pressure test.\n"
       "Usage: demo [--level=PATH] [--frames=N] [--sparks_per_frame=N] [--threads=N] "
-      "[--report_json=PATH]");
+      "[--compact_budget=N] [--save=PATH] [--report_json=PATH]");
   const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "demo: unexpected argument '" << rest[1]
@@ -82,6 +84,7 @@ int main(int argc, char** argv) {
   options.frames = absl::GetFlag(FLAGS_frames);
   options.sparks_per_frame = absl::GetFlag(FLAGS_sparks_per_frame);
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.compact_budget = absl::GetFlag(FLAGS_compact_budget);
   options.progress_every = absl::GetFlag(FLAGS_progress_every);
   if (const std::string save = absl::GetFlag(FLAGS_save); !save.empty()) {
     options.save_path = strata::ResolveToolPath(save);

@@ -39,7 +39,8 @@ TEST(Demo, ShortRunReportsEverySystemAndTearsDownClean) {
   EXPECT_EQ(report.level_component_types, 8u);
   EXPECT_GT(report.blob_bytes, 0u);
   EXPECT_EQ(report.sparks_emitted, 5u * 300u);
-  ASSERT_EQ(report.systems.size(), 9u);
+  ASSERT_EQ(report.systems.size(), 10u);
+  EXPECT_EQ(report.systems[4].name, "compact");
   EXPECT_EQ(report.systems.back().name, "frame");
   for (const SystemTiming& t : report.systems) {
     EXPECT_LE(t.median_ms, t.p99_ms) << t.name;
@@ -58,7 +59,8 @@ TEST(Demo, ShortRunReportsEverySystemAndTearsDownClean) {
   EXPECT_THAT(text, HasSubstr("fog_property"));
   const nlohmann::json j = ReportToJson(report);
   EXPECT_EQ(j["level"]["entities"], 4039);
-  EXPECT_EQ(j["systems"].size(), 9u);
+  EXPECT_EQ(j["systems"].size(), 10u);
+  EXPECT_EQ(j["compaction"]["moves"], report.compact_moves);
   EXPECT_EQ(j["teardown"]["clean"], true);
 }
 
@@ -73,6 +75,37 @@ TEST(Demo, ParallelRunMatchesCounts) {
   EXPECT_EQ(parallel.entities_alive_end, serial.entities_alive_end);
   EXPECT_EQ(parallel.sprites_drawn_last_frame, serial.sprites_drawn_last_frame);
   EXPECT_TRUE(parallel.teardown_clean) << parallel.teardown_detail;
+}
+
+// Sparks die in random order and new ones refill the holes, so without compaction
+// their pages are mixed with level entities; per-frame Compact regroups them. The
+// spark systems' results must not depend on where the sparks sit.
+TEST(Demo, PerFrameCompactionRegroupsSparksWithoutChangingResults) {
+  DemoOptions options = Short();
+  options.frames = 40;
+  options.progress_every = 0;
+  options.compact_budget = 0;
+  STRATA_ASSERT_OK_AND_ASSIGN(DemoReport off, RunDemo(options, nullptr));
+  EXPECT_EQ(off.compact_moves, 0u);
+  EXPECT_EQ(off.compact_frames, 0u);
+  options.compact_budget = 1;
+  STRATA_ASSERT_OK_AND_ASSIGN(DemoReport one, RunDemo(options, nullptr));
+  options.compact_budget = 4096;
+  STRATA_ASSERT_OK_AND_ASSIGN(DemoReport on, RunDemo(options, nullptr));
+  // A budget of one moves at most one entity per frame.
+  EXPECT_LE(one.compact_moves, one.compact_frames);
+  EXPECT_GT(one.compact_moves, 0u);
+  EXPECT_GT(on.compact_moves, one.compact_moves);
+  EXPECT_GT(on.spark_full_page_share_end, off.spark_full_page_share_end);
+  for (const DemoReport* r : {&one, &on}) {
+    EXPECT_EQ(r->sparks_destroyed, off.sparks_destroyed);
+    EXPECT_EQ(r->entities_alive_end, off.entities_alive_end);
+    EXPECT_EQ(r->sparks_alive_end, off.sparks_alive_end);
+    EXPECT_EQ(r->sprites_drawn_last_frame, off.sprites_drawn_last_frame);
+    EXPECT_TRUE(r->teardown_clean) << r->teardown_detail;
+  }
+  EXPECT_THAT(FormatReport(on), HasSubstr("compaction: budget 4096"));
+  EXPECT_THAT(FormatReport(off), HasSubstr("compaction: off"));
 }
 
 TEST(Demo, ZeroFramesAndZeroSparksWork) {
@@ -101,6 +134,10 @@ TEST(Demo, BadOptionsAreRejected) {
   options.threads = 0;
   EXPECT_THAT(RunDemo(options, nullptr).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--threads")));
+  options = Short();
+  options.compact_budget = -1;
+  EXPECT_THAT(RunDemo(options, nullptr).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--compact_budget")));
 }
 
 TEST(Demo, BadLevelFilesAreRejectedWithTheReason) {

@@ -26,12 +26,15 @@ static_assert(sizeof(SpriteVertex) == sizeof(Sprite) &&
               "RenderSprites copies a Sprite into a SpriteVertex as bytes");
 
 struct EmitterPlace {
+  uint32_t entity_index;
   Vector3 position;
   SparkEmitter emitter;
 };
 
 // The world positions of every spark emitter: its transform's world translation, or
-// its sprite's position when it has no transform, or the origin.
+// its sprite's position when it has no transform, or the origin. In entity index
+// order, so that which emitter a spark comes from does not depend on where a Compact
+// put the emitters.
 std::vector<EmitterPlace> FindEmitters(DemoWorld& world) {
   std::vector<EmitterPlace> places;
   Filter filter;
@@ -47,10 +50,13 @@ std::vector<EmitterPlace> FindEmitters(DemoWorld& world) {
         } else if (const Sprite* s = world.pages().TryGet(e, world.sprites().component())) {
           position = s->position;
         }
-        places.push_back(EmitterPlace{position, emitter});
+        places.push_back(EmitterPlace{e.index(), position, emitter});
       },
       world.emitters().component());
-  if (places.empty()) places.push_back(EmitterPlace{Vector3{}, SparkEmitter{}});
+  std::sort(places.begin(), places.end(), [](const EmitterPlace& a, const EmitterPlace& b) {
+    return a.entity_index < b.entity_index;
+  });
+  if (places.empty()) places.push_back(EmitterPlace{0, Vector3{}, SparkEmitter{}});
   return places;
 }
 

@@ -42,7 +42,8 @@ inline constexpr float kGravity = 9.81f;
 // CreateBatch, one CreateFromArchetype (sprite + spark), a pass writing each spark's
 // start position (its emitter's world position), velocity, lifetime and colour, and
 // one batch registration per component in the entity index. Deterministic for a given
-// world state and `seed`. `created` receives the new entities. O(count + emitters).
+// world state and `seed`, wherever a Compact has put the entities. `created` receives
+// the new entities. O(count + emitters log emitters).
 absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
                         std::vector<Entity>* created);
 
@@ -51,7 +52,8 @@ absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
 void MoveSparks(DemoWorld& world, float dt, bool parallel);
 
 // FadeSparks: lifetime -= dt, alpha = lifetime / max_lifetime; appends the entities
-// whose lifetime ran out to `dead`, in ascending entity index order.
+// whose lifetime ran out to `dead`, in the page walk's order (ascending entity index
+// until a Compact moves entities).
 void FadeSparks(DemoWorld& world, float dt, bool parallel, std::vector<Entity>* dead);
 
 // DestroyEntities: destroys `dead` with one DestroyBatch (every subsystem drops them
