@@ -159,26 +159,39 @@ absl::StatusOr<std::vector<std::byte>> World::SaveAll(const SaveOptions& options
 absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> entities,
                                                    const SaveOptions& options) const {
   // Check the set, and find each entity's nearest transform ancestor inside it.
-  absl::flat_hash_map<Entity, uint32_t> position;
-  position.reserve(entities.size());
-  for (uint32_t i = 0; i < entities.size(); ++i) {
-    const Entity e = entities[i];
+  // position_by_index[e.index()]: e's position in `entities` (kNone if not given), a
+  // dense table since live indices are below the manager's capacity.
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  uint32_t max_index = 0;
+  for (const Entity e : entities) {
     if (!entities_->Alive(e)) {
       return absl::NotFoundError(absl::StrCat("Save: ", e.DebugString(), " is not alive in this world"));
     }
-    if (!position.emplace(e, i).second) {
-      return absl::InvalidArgumentError(absl::StrCat("Save: ", e.DebugString(), " is given twice"));
-    }
+    max_index = std::max(max_index, e.index());
   }
-  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  std::vector<uint32_t> position_by_index(entities.empty() ? 0 : size_t{max_index} + 1, kNone);
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    // All alive, so an index seen before is the same handle.
+    uint32_t& slot = position_by_index[entities[i].index()];
+    if (slot != kNone) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Save: ", entities[i].DebugString(), " is given twice"));
+    }
+    slot = i;
+  }
+  // position: e's position in `entities`, or kNone.
+  auto position = [&](Entity e) -> uint32_t {
+    if (e.index() >= position_by_index.size()) return kNone;
+    const uint32_t i = position_by_index[e.index()];
+    return i != kNone && entities[i] == e ? i : kNone;
+  };
   std::vector<uint32_t> parent(entities.size(), kNone);
   for (uint32_t i = 0; i < entities.size(); ++i) {
     TransformHandle t = transforms_->Lookup(entities[i]);
     if (!t.is_valid()) continue;
     for (t = transforms_->Parent(t); t.is_valid(); t = transforms_->Parent(t)) {
-      auto it = position.find(transforms_->entity(t));
-      if (it != position.end()) {
-        parent[i] = it->second;
+      if (const uint32_t p = position(transforms_->entity(t)); p != kNone) {
+        parent[i] = p;
         break;
       }
     }
@@ -229,8 +242,7 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
   SaveContext context;
   context.entities = saved;
   context.number_of = [&](Entity e) -> uint32_t {
-    auto it = position.find(e);
-    if (it != position.end()) return number[it->second];
+    if (const uint32_t p = position(e); p != kNone) return number[p];
     if (entities_->Alive(e) && dangling.ok()) {
       dangling = absl::InvalidArgumentError(absl::StrCat(
           "Save: a saved component refers to ", e.DebugString(),
