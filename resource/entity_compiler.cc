@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -228,6 +230,11 @@ class EntityCompiler::LevelBuilder final : public resource_internal::LevelSink {
 
   absl::Status AddComponent(uint32_t index, uint32_t c, const json& component) override;
 
+  // Append: the entities and instances of `slice`, a builder that compiled the next
+  // slice of the entity array numbering its entities from 0, as if this builder had
+  // compiled them. False if the level would have too many entities.
+  bool Append(LevelBuilder& slice);
+
   absl::StatusOr<Result> Finish();
 
  private:
@@ -340,6 +347,51 @@ absl::Status EntityCompiler::LevelBuilder::AddComponent(uint32_t index, uint32_t
   return absl::OkStatus();
 }
 
+bool EntityCompiler::LevelBuilder::Append(LevelBuilder& slice) {
+  EntityTable& from = slice.table_;
+  const size_t n = from.size();
+  const uint32_t base = static_cast<uint32_t>(table_.size());
+  if (n > size_t{kNoParent - 1} - base) return false;
+  const uint32_t slot_base = static_cast<uint32_t>(table_.name_begin.size() - 1);
+  const size_t char_base = table_.name_chars.size();
+  for (size_t k = 0; k < n; ++k) {
+    table_.parent.push_back(from.parent[k] == kNoParent ? kNoParent : from.parent[k] + base);
+    table_.name_slot.push_back(from.name_slot[k] == EntityTable::kNoName ? EntityTable::kNoName
+                                                                       : from.name_slot[k] + slot_base);
+  }
+  table_.position.insert(table_.position.end(), from.position.begin(), from.position.end());
+  table_.name_chars.append(from.name_chars);
+  for (size_t i = 1; i < from.name_begin.size(); ++i) table_.name_begin.push_back(from.name_begin[i] + char_base);
+  for (size_t r = 0; r < types_.size(); ++r) {
+    ComponentTypeContents& to = types_[r];
+    ComponentTypeContents& add = slice.types_[r];
+    if (add.entity_index.empty()) continue;
+    const size_t data_base = to.data.size();
+    const uint32_t instance_base = static_cast<uint32_t>(to.entity_index.size());
+    to.data.insert(to.data.end(), add.data.begin(), add.data.end());
+    for (uint32_t e : add.entity_index) to.entity_index.push_back(e + base);
+    to.names.insert(to.names.end(), add.names.begin(), add.names.end());
+    if (slice.out_of_order_[r]) out_of_order_[r] = true;
+    for (size_t begin : slice.instance_begin_[r]) instance_begin_[r].push_back(begin + data_base);
+    for (size_t f = 0; f < slice.fixups_[r].size(); ++f) {
+      EntityRefFixup& fixup = slice.fixups_[r][f];
+      fixup.offset += data_base;
+      fixups_[r].push_back(std::move(fixup));
+      FixupOwner owner = slice.fixup_owners_[r][f];
+      owner.entity += base;
+      owner.instance += instance_base;
+      fixup_owners_[r].push_back(owner);
+    }
+  }
+  for (Skipped& s : slice.skipped_) {
+    s.entity += base;
+    skipped_.push_back(std::move(s));
+  }
+  // The first text met for a name wins, as in one walk: slices arrive in text order.
+  for (auto& [id, text] : slice.name_text_) name_text_.try_emplace(id, std::move(text));
+  return true;
+}
+
 void EntityCompiler::LevelBuilder::InEntityOrder(size_t r) {
   ComponentTypeContents& type = types_[r];
   const size_t n = type.entity_index.size();
@@ -447,10 +499,28 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::LevelBuilder::Finish() {
 
 absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view json_text,
                                                                const Options& options) const {
+  if (options.threads < 0 || options.threads > kMaxThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("threads: expected 0 to ", kMaxThreads, ", got ", options.threads));
+  }
   STRATA_RETURN_IF_ERROR(CheckUtf8(json_text));
+  const size_t slice_bytes =
+      options.slice_bytes != 0 ? options.slice_bytes : resource_internal::kDefaultSliceBytes;
+  int threads = options.threads;
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   {
     LevelBuilder builder(*this, options);
-    if (resource_internal::StreamLevel(json_text, builder)) {
+    // A text within one slice is one slice: no thread would have anything to do.
+    const bool streamed =
+        threads == 1 || json_text.size() <= slice_bytes
+            ? resource_internal::StreamLevel(json_text, builder, slice_bytes)
+            : resource_internal::StreamLevelParallel(
+                  json_text, slice_bytes, threads,
+                  [&] { return std::make_unique<LevelBuilder>(*this, options); },
+                  [&](std::unique_ptr<resource_internal::LevelSink> slice) {
+                    return builder.Append(static_cast<LevelBuilder&>(*slice));
+                  });
+    if (streamed) {
       absl::StatusOr<Result> result = builder.Finish();
       if (result.ok()) return result;
     }
