@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "resource/entity_compiler.h"
+#include "resource/format.h"
 #include "resource/testing/level_generator.h"
 #include "resource/testing/test_levels.h"
 #include "testing/random.h"

@@ -3,10 +3,8 @@
 // the stream leaves it to the DOM walk, so compiling both spellings compares the two.
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
 #include "gmock/gmock.h"

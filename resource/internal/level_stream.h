@@ -65,7 +65,8 @@ bool StreamLevel(absl::string_view text, LevelSink& sink,
                  size_t slice_bytes = kDefaultSliceBytes);
 
 // StreamLevelParallel: the same walk on `threads` threads (the caller's among them).
-// Each slice goes into a fresh sink from `make_sink`, numbering its entities from 0: a
+// Each slice goes into a fresh sink from `make_sink` (called from any of the threads,
+// concurrently), numbering its entities from 0: a
 // top-level element has parent kNoParent and its position in "entities", any other
 // entity's parent is a number within the slice. `merge` receives the sinks in slice
 // order, one call at a time (from any of the threads), and returns false to stop.
