@@ -184,7 +184,7 @@ class EntityCompiler {
     // one per hardware thread. With more than one, compile functions run on several
     // threads at once (each call on its own component and writer), so they must not
     // share unsynchronised state. The output is byte-identical for any count, and so is
-    // any error message. A level of one slice compiles on the caller's thread alone.
+    // any error message. A level no larger than one slice compiles on the caller's thread.
     // InvalidArgument if negative or above kMaxThreads.
     int threads = 1;
     // slice_bytes: how much of the entity array is walked as one unit, serially or on
