@@ -2,11 +2,16 @@
 //
 //   BM_Compile/transforms/1000000   1M root entities, one transform each (~66 MB)
 //   BM_Compile/default_mix/64       engine/levels/default.json's entities 64 times over
+//   BM_CompileThreads/<level>/<N>/<threads>
+//                                   the same on 1 and 2 threads (Options::threads),
+//                                   wall-clock time (the other rows measure the calling
+//                                   thread's CPU time, which a parallel compile hides)
 //   BM_CompileDom/...               the same through the whole-document DOM path (the
 //                                   compiler's error path, and what it did before)
 //   BM_Floor/memcpy/...             copying the text once: the floor the others are
 //                                   reported against
-//   BM_CompilePeakMemory/...        one compile in a forked child: peak RSS growth
+//   BM_CompilePeakMemory/.../<threads>
+//                                   one compile in a forked child: peak RSS growth
 //                                   (VmHWM after /proc/self/clear_refs); the heap's
 //                                   peak is checked by compile_memory_test
 //
@@ -16,6 +21,7 @@
 //   bazel build -c opt //engine:compile_benchmark
 //   tools/strata-bench bazel-bin/engine/compile_benchmark --benchmark_repetitions=5
 //   (from the workspace root, which holds engine/levels/default.json)
+#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,10 +90,11 @@ void SetCounters(benchmark::State& state, size_t bytes, uint32_t entities) {
   state.SetItemsProcessed(static_cast<int64_t>(entities) * state.iterations());
 }
 
-void RunCompile(benchmark::State& state, const std::string& text) {
+void RunCompile(benchmark::State& state, const std::string& text,
+                const EntityCompiler::Options& options = {}) {
   uint32_t entities = 0;
   for (auto _ : state) {
-    absl::StatusOr<EntityCompiler::Result> result = Compiler().Compile(text, {});
+    absl::StatusOr<EntityCompiler::Result> result = Compiler().Compile(text, options);
     if (!result.ok()) {
       state.SkipWithError(std::string(result.status().message()).c_str());
       return;
@@ -99,6 +106,14 @@ void RunCompile(benchmark::State& state, const std::string& text) {
 }
 
 void BM_Compile(benchmark::State& state, int kind) { RunCompile(state, Level(kind, state.range(0))); }
+
+// range(1): the thread count.
+void BM_CompileThreads(benchmark::State& state, int kind) {
+  EntityCompiler::Options options;
+  options.threads = static_cast<int>(state.range(1));
+  RunCompile(state, Level(kind, state.range(0)), options);
+  state.counters["threads"] = static_cast<double>(options.threads);
+}
 
 void BM_CompileDom(benchmark::State& state, int kind) {
   RunCompile(state, DomOnly(Level(kind, state.range(0))));
@@ -127,9 +142,11 @@ int64_t ProcKb(const char* name) {
   return -1;
 }
 
-// One compile in a child process, so the peak belongs to it alone.
+// One compile in a child process, so the peak belongs to it alone; range(1): threads.
 void BM_CompilePeakMemory(benchmark::State& state, int kind) {
   const std::string& text = Level(kind, state.range(0));
+  EntityCompiler::Options options;
+  options.threads = static_cast<int>(state.range(1));
   (void)Compiler();
   int64_t figures[3] = {-1, -1, -1};  // rss growth, output bytes, entities
   for (auto _ : state) {
@@ -139,11 +156,15 @@ void BM_CompilePeakMemory(benchmark::State& state, int kind) {
     if (pid == 0) {
       close(fds[0]);
       int64_t out[3] = {-1, -1, -1};
+      // Hands the heap the parent freed back to the system first: otherwise the compile
+      // reuses pages already counted in VmRSS and the growth depends on which rows ran
+      // before.
+      malloc_trim(0);
       {
         std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to VmRSS
       }
       const int64_t rss_before = ProcKb("VmRSS:");
-      absl::StatusOr<EntityCompiler::Result> result = Compiler().Compile(text, {});
+      absl::StatusOr<EntityCompiler::Result> result = Compiler().Compile(text, options);
       if (result.ok()) {
         out[0] = (ProcKb("VmHWM:") - rss_before) * 1024;
         out[1] = static_cast<int64_t>(result->blob.size());
@@ -177,12 +198,24 @@ BENCHMARK_CAPTURE(BM_CompileDom, transforms, 0)->Arg(1000000)->Unit(benchmark::k
 BENCHMARK_CAPTURE(BM_Floor, memcpy_default_mix, 1)->Arg(64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, default_mix, 1)->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_CompileDom, default_mix, 1)->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CompileThreads, transforms, 0)
+    ->Args({1000000, 1})
+    ->Args({1000000, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CompileThreads, default_mix, 1)
+    ->Args({64, 1})
+    ->Args({64, 2})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_CompilePeakMemory, transforms, 0)
-    ->Arg(1000000)
+    ->Args({1000000, 1})
+    ->Args({1000000, 2})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_CompilePeakMemory, default_mix, 1)
-    ->Arg(64)
+    ->Args({64, 1})
+    ->Args({64, 2})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 

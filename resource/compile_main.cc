@@ -2,7 +2,7 @@
 // entity resource blob.
 //
 //   bazel run //resource:compile -- [--skip-unknown] [--endian=little|big] [--no-names]
-//       level.json level.entities      (one command line)
+//       [--threads=N] level.json level.entities      (one command line)
 //
 // Knows no component type: resource/ knows none. It checks a level's structure and, with
 // --skip-unknown, writes a blob of its entities, hierarchy and names. A game's own

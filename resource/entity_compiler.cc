@@ -2,17 +2,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "base/user_text.h"
+#include "resource/internal/entity_table.h"
 #include "resource/internal/level_stream.h"
 #include "resource/strict_json.h"
 
@@ -69,117 +70,10 @@ std::string UnknownEntityKeyMessage(absl::string_view key) {
                       "\" (expected \"name\", \"components\", \"children\")");
 }
 
-// The level's entities as the compiler numbers them, for paths and references. Names
-// live in one arena (the DOM that used to hold them is gone).
-struct EntityTable {
-  static constexpr uint32_t kNoName = 0xFFFFFFFFu;
-
-  std::vector<uint32_t> parent;
-  std::vector<uint32_t> position;     // index in the parent's children (or entities)
-  std::vector<uint32_t> name_slot;    // kNoName: unnamed; else an index in name_begin
-  std::vector<size_t> name_begin{0};  // name i is name_chars[name_begin[i], name_begin[i + 1])
-  std::string name_chars;
-
-  size_t size() const { return parent.size(); }
-  bool HasName(uint32_t k) const { return name_slot[k] != kNoName; }
-  absl::string_view Name(uint32_t k) const {
-    const uint32_t slot = name_slot[k];
-    return absl::string_view(name_chars).substr(name_begin[slot], name_begin[slot + 1] - name_begin[slot]);
-  }
-  void SetName(uint32_t k, absl::string_view text) {
-    name_slot[k] = static_cast<uint32_t>(name_begin.size() - 1);
-    name_chars.append(text.data(), text.size());
-    name_begin.push_back(name_chars.size());
-  }
-
-  // Path: `entities[3].children[1] ("wheel")`. O(depth): built only for messages.
-  std::string Path(uint32_t k) const {
-    std::vector<uint32_t> chain;
-    for (uint32_t e = k; e != kNoParent; e = parent[e]) chain.push_back(e);
-    std::string path;
-    for (size_t i = chain.size(); i-- > 0;) {
-      absl::StrAppend(&path, i + 1 == chain.size() ? "entities[" : ".children[",
-                      position[chain[i]], "]");
-    }
-    if (HasName(k)) absl::StrAppend(&path, " (\"", UserText(Name(k)), "\")");
-    return path;
-  }
-  // ChildPath: the path of child `i` of `parent_entity` (or of root `i`), before it
-  // has a number.
-  std::string ChildPath(uint32_t parent_entity, size_t i) const {
-    if (parent_entity == kNoParent) return absl::StrCat("entities[", i, "]");
-    std::string path = Path(parent_entity);
-    // Drop the parent's name: the child is what the message is about.
-    if (HasName(parent_entity)) path.resize(path.rfind(" (\""));
-    return absl::StrCat(path, ".children[", i, "]");
-  }
-};
-
-constexpr uint32_t kAmbiguous = 0xFFFFFFFEu;
-
-// Resolves entity references by unique name, or by a path of names from a root.
-class ReferenceResolver {
- public:
-  explicit ReferenceResolver(const EntityTable& table) : table_(table) {
-    for (uint32_t k = 0; k < table.size(); ++k) {
-      if (!table.HasName(k)) continue;
-      auto [it, inserted] = by_name_.emplace(table.Name(k), k);
-      if (!inserted) it->second = kAmbiguous;
-    }
-  }
-
-  absl::StatusOr<uint32_t> Resolve(absl::string_view reference) {
-    auto it = by_name_.find(reference);
-    if (it != by_name_.end() && it->second != kAmbiguous) return it->second;
-    if (reference.find('/') != absl::string_view::npos) return ResolvePath(reference);
-    uint32_t number = 0;
-    if (reference.size() > 1 && reference[0] == '#' &&
-        absl::SimpleAtoi(reference.substr(1), &number)) {
-      if (number < table_.size()) return number;
-      return absl::InvalidArgumentError(absl::StrCat("entity number ", UserText(reference),
-                                                     " is past the level's ", table_.size(),
-                                                     " entities"));
-    }
-    if (it != by_name_.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "several entities are named \"", UserText(reference),
-          "\"; refer to one by its path of names from a root (\"a/b/c\")"));
-    }
-    return absl::InvalidArgumentError(
-        absl::StrCat("no entity of this level is named \"", UserText(reference), "\""));
-  }
-
- private:
-  absl::StatusOr<uint32_t> ResolvePath(absl::string_view path) {
-    if (by_parent_.empty()) {
-      for (uint32_t k = 0; k < table_.size(); ++k) {
-        if (!table_.HasName(k)) continue;
-        auto [it, inserted] = by_parent_.emplace(std::make_pair(table_.parent[k], table_.Name(k)), k);
-        if (!inserted) it->second = kAmbiguous;
-      }
-    }
-    uint32_t at = kNoParent;
-    for (absl::string_view part : absl::StrSplit(path, '/')) {
-      auto it = by_parent_.find(std::make_pair(at, part));
-      if (it == by_parent_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat("path \"", UserText(path), "\": no entity \"",
-                                                       UserText(part), "\" there"));
-      }
-      if (it->second == kAmbiguous) {
-        return absl::InvalidArgumentError(absl::StrCat("path \"", UserText(path), "\": several \"",
-                                                       UserText(part), "\" there"));
-      }
-      at = it->second;
-    }
-    return at;
-  }
-
-  const EntityTable& table_;
-  absl::flat_hash_map<absl::string_view, uint32_t> by_name_;
-  absl::flat_hash_map<std::pair<uint32_t, absl::string_view>, uint32_t> by_parent_;
-};
-
 }  // namespace
+
+using resource_internal::EntityTable;
+using resource_internal::ReferenceResolver;
 
 // One compile's state: the entity table, one accumulator per registered type (indexed
 // like registrations_) with the entity references its instances hold, and the instance
@@ -227,6 +121,11 @@ class EntityCompiler::LevelBuilder final : public resource_internal::LevelSink {
   }
 
   absl::Status AddComponent(uint32_t index, uint32_t c, const json& component) override;
+
+  // Append: the entities and instances of `slice`, a builder that compiled the next
+  // slice of the entity array numbering its entities from 0, as if this builder had
+  // compiled them. False if the level would have too many entities.
+  bool Append(LevelBuilder& slice);
 
   absl::StatusOr<Result> Finish();
 
@@ -340,6 +239,51 @@ absl::Status EntityCompiler::LevelBuilder::AddComponent(uint32_t index, uint32_t
   return absl::OkStatus();
 }
 
+bool EntityCompiler::LevelBuilder::Append(LevelBuilder& slice) {
+  EntityTable& from = slice.table_;
+  const size_t n = from.size();
+  const uint32_t base = static_cast<uint32_t>(table_.size());
+  if (n > size_t{kNoParent - 1} - base) return false;
+  const uint32_t slot_base = static_cast<uint32_t>(table_.name_begin.size() - 1);
+  const size_t char_base = table_.name_chars.size();
+  for (size_t k = 0; k < n; ++k) {
+    table_.parent.push_back(from.parent[k] == kNoParent ? kNoParent : from.parent[k] + base);
+    table_.name_slot.push_back(from.name_slot[k] == EntityTable::kNoName ? EntityTable::kNoName
+                                                                       : from.name_slot[k] + slot_base);
+  }
+  table_.position.insert(table_.position.end(), from.position.begin(), from.position.end());
+  table_.name_chars.append(from.name_chars);
+  for (size_t i = 1; i < from.name_begin.size(); ++i) table_.name_begin.push_back(from.name_begin[i] + char_base);
+  for (size_t r = 0; r < types_.size(); ++r) {
+    ComponentTypeContents& to = types_[r];
+    ComponentTypeContents& add = slice.types_[r];
+    if (add.entity_index.empty()) continue;
+    const size_t data_base = to.data.size();
+    const uint32_t instance_base = static_cast<uint32_t>(to.entity_index.size());
+    to.data.insert(to.data.end(), add.data.begin(), add.data.end());
+    for (uint32_t e : add.entity_index) to.entity_index.push_back(e + base);
+    to.names.insert(to.names.end(), add.names.begin(), add.names.end());
+    if (slice.out_of_order_[r]) out_of_order_[r] = true;
+    for (size_t begin : slice.instance_begin_[r]) instance_begin_[r].push_back(begin + data_base);
+    for (size_t f = 0; f < slice.fixups_[r].size(); ++f) {
+      EntityRefFixup& fixup = slice.fixups_[r][f];
+      fixup.offset += data_base;
+      fixups_[r].push_back(std::move(fixup));
+      FixupOwner owner = slice.fixup_owners_[r][f];
+      owner.entity += base;
+      owner.instance += instance_base;
+      fixup_owners_[r].push_back(owner);
+    }
+  }
+  for (Skipped& s : slice.skipped_) {
+    s.entity += base;
+    skipped_.push_back(std::move(s));
+  }
+  // The first text met for a name wins, as in one walk: slices arrive in text order.
+  for (auto& [id, text] : slice.name_text_) name_text_.try_emplace(id, std::move(text));
+  return true;
+}
+
 void EntityCompiler::LevelBuilder::InEntityOrder(size_t r) {
   ComponentTypeContents& type = types_[r];
   const size_t n = type.entity_index.size();
@@ -447,10 +391,28 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::LevelBuilder::Finish() {
 
 absl::StatusOr<EntityCompiler::Result> EntityCompiler::Compile(absl::string_view json_text,
                                                                const Options& options) const {
+  if (options.threads < 0 || options.threads > kMaxThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("threads: expected 0 to ", kMaxThreads, ", got ", options.threads));
+  }
   STRATA_RETURN_IF_ERROR(CheckUtf8(json_text));
+  const size_t slice_bytes =
+      options.slice_bytes != 0 ? options.slice_bytes : resource_internal::kDefaultSliceBytes;
+  int threads = options.threads;
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   {
     LevelBuilder builder(*this, options);
-    if (resource_internal::StreamLevel(json_text, builder)) {
+    // A text within one slice is one slice: no thread would have anything to do.
+    const bool streamed =
+        threads == 1 || json_text.size() <= slice_bytes
+            ? resource_internal::StreamLevel(json_text, builder, slice_bytes)
+            : resource_internal::StreamLevelParallel(
+                  json_text, slice_bytes, threads,
+                  [&] { return std::make_unique<LevelBuilder>(*this, options); },
+                  [&](std::unique_ptr<resource_internal::LevelSink> slice) {
+                    return builder.Append(static_cast<LevelBuilder&>(*slice));
+                  });
+    if (streamed) {
       absl::StatusOr<Result> result = builder.Finish();
       if (result.ok()) return result;
     }

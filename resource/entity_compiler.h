@@ -180,7 +180,18 @@ class EntityCompiler {
     // keep_names: write the metadata sections (resource/metadata.h) with the entity
     // names and the instance names' text, so tools print, export and save names.
     bool keep_names = true;
+    // threads: how many threads compile the entity array, the caller's among them; 0:
+    // one per hardware thread. With more than one, compile functions run on several
+    // threads at once (each call on its own component and writer), so they must not
+    // share unsynchronised state. The output is byte-identical for any count, and so is
+    // any error message. A level no larger than one slice compiles on the caller's thread.
+    // InvalidArgument if negative or above kMaxThreads.
+    int threads = 1;
+    // slice_bytes: how much of the entity array is walked as one unit, serially or on
+    // one thread (0: 256 KiB). A tuning and test knob: the output never depends on it.
+    size_t slice_bytes = 0;
   };
+  static constexpr int kMaxThreads = 256;
 
   // ComponentCompileInfo: everything the compiler knows of one component type.
   struct ComponentCompileInfo {
@@ -236,6 +247,9 @@ class EntityCompiler {
   // each component is handed to its compile function as a small nlohmann value, so the
   // peak is the output, the entity table and a few MB, not a DOM of the level. A level
   // with an error is parsed again, whole, to word the first error exactly.
+  // Threads (Options::threads > 1): slices are compiled concurrently, each into its own
+  // arrays, and appended in slice order, so the blob, warnings and messages are those
+  // of the serial compile; memory grows by a few MB per thread.
   absl::StatusOr<Result> Compile(absl::string_view json_text, const Options& options) const;
 
  private:

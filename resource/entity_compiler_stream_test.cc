@@ -3,10 +3,8 @@
 // the stream leaves it to the DOM walk, so compiling both spellings compares the two.
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
 #include "gmock/gmock.h"
@@ -14,6 +12,7 @@
 #include "resource/entity_compiler.h"
 #include "resource/strict_json.h"
 #include "resource/testing/level_generator.h"
+#include "resource/testing/test_levels.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 
@@ -24,49 +23,7 @@ using ::strata::testing::Random;
 using ::strata::testing::StatusIs;
 using ::testing::HasSubstr;
 
-absl::Status CompilePosition(const nlohmann::json& config, ComponentDataWriter& out) {
-  STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"position"}));
-  float position[3] = {0, 0, 0};
-  STRATA_RETURN_IF_ERROR(ReadFloats(config, "position", absl::MakeSpan(position)));
-  for (float f : position) out.WriteF32(f);
-  return absl::OkStatus();
-}
-
-// Variable size: a count, a label's bytes, a name.
-absl::Status CompileLabelled(const nlohmann::json& config, ComponentDataWriter& out) {
-  STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"count", "label", "tag"}));
-  uint32_t count = 0;
-  std::string label, tag = "none";
-  STRATA_RETURN_IF_ERROR(ReadUint32(config, "count", &count));
-  STRATA_RETURN_IF_ERROR(ReadString(config, "label", &label));
-  STRATA_RETURN_IF_ERROR(ReadString(config, "tag", &tag));
-  out.WriteU32(count);
-  out.WriteBytes(absl::MakeConstSpan(reinterpret_cast<const std::byte*>(label.data()), label.size()));
-  out.WriteName(tag);
-  return absl::OkStatus();
-}
-
-// An entity reference.
-absl::Status CompileLink(const nlohmann::json& config, ComponentDataWriter& out) {
-  STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"to"}));
-  std::string to;
-  STRATA_RETURN_IF_ERROR(ReadString(config, "to", &to));
-  out.WriteEntityRef("to", to);
-  return absl::OkStatus();
-}
-
-const EntityCompiler& Compiler() {
-  static const EntityCompiler* compiler = [] {
-    auto* c = new EntityCompiler;
-    if (!c->RegisterComponentCompiler("transform", CompilePosition, 0, 12).ok() ||
-        !c->RegisterComponentCompiler("labelled", CompileLabelled, 10).ok() ||
-        !c->RegisterComponentCompiler("link", CompileLink, 20, 4).ok()) {
-      std::abort();
-    }
-    return c;
-  }();
-  return *compiler;
-}
+const EntityCompiler& Compiler() { return testing::TestLevelCompiler(); }
 
 std::string DomOnly(absl::string_view level) {
   return absl::StrReplaceAll(level, {{"\"entities\"", "\"\\u0065ntities\""}});
@@ -87,62 +44,11 @@ void ExpectSameAsDom(const std::string& level, const EntityCompiler::Options& op
   EXPECT_EQ(stream->num_entities, dom->num_entities);
 }
 
-// A random entity: keys in a random order (children may come before components, the
-// name last), components of every kind, names repeated across entities.
-void RandomEntity(Random& random, int depth, int* budget, std::string* out) {
-  std::vector<std::string> fields;
-  if (random.Bernoulli(0.7)) fields.push_back(absl::StrCat("\"name\": \"e", random.UniformInt(0, 40), "\""));
-  if (random.Bernoulli(0.9)) {
-    std::string components = "\"components\": [";
-    const int n = static_cast<int>(random.UniformInt(0, 4));
-    for (int c = 0; c < n; ++c) {
-      absl::StrAppend(&components, c ? ", " : "");
-      switch (random.UniformInt(0, 3)) {
-        case 0:
-          absl::StrAppend(&components, "{\"type\": \"transform\", \"name\": \"t", c, "\", \"position\": [",
-                          random.UniformInt(-5, 5), ", ", random.UniformFloat(-1, 1), ", 1e", random.UniformInt(-3, 3), "]}");
-          break;
-        case 1:
-          absl::StrAppend(&components, "{\"label\": \"x", std::string(random.UniformInt(0, 20), 'y'),
-                          "\\u00e9\", \"name\": \"l", c, "\", \"type\": \"labelled\", \"count\": ",
-                          random.UniformInt(0, 100000), random.Bernoulli(0.3) ? ", \"tag\": \"red\"" : "", "}");
-          break;
-        case 2:
-          absl::StrAppend(&components, "{\"type\": \"link\", \"name\": \"k", c, "\", \"to\": \"#",
-                          random.UniformInt(0, 3), "\"}");
-          break;
-        default:
-          absl::StrAppend(&components, "{\"type\": \"unknown", random.UniformInt(0, 2), "\", \"name\": \"u", c, "\"}");
-      }
-    }
-    fields.push_back(components + "]");
-  }
-  if (depth < 6 && *budget > 0 && random.Bernoulli(0.5)) {
-    std::string children = "\"children\": [";
-    const int n = static_cast<int>(random.UniformInt(1, 3));
-    for (int c = 0; c < n && *budget > 0; ++c) {
-      --*budget;
-      absl::StrAppend(&children, c ? ", " : "");
-      RandomEntity(random, depth + 1, budget, &children);
-    }
-    fields.push_back(children + "]");
-  }
-  for (size_t i = fields.size(); i > 1; --i) std::swap(fields[i - 1], fields[random.UniformIndex(i)]);
-  absl::StrAppend(out, "{", absl::StrJoin(fields, ", "), "}");
-}
-
 TEST(EntityCompilerStream, RandomLevelsMatchTheDomWalk) {
   Random random(testing::TestSeed());
   SCOPED_TRACE(random.DescribeSeed());
   for (int round = 0; round < 300; ++round) {
-    int budget = static_cast<int>(random.UniformInt(0, 60));
-    std::string level = "{\"entities\": [";
-    const int roots = static_cast<int>(random.UniformInt(0, 5));
-    for (int r = 0; r < roots; ++r) {
-      absl::StrAppend(&level, r ? ",\n" : "\n");
-      RandomEntity(random, 0, &budget, &level);
-    }
-    level += "]}";
+    const std::string level = testing::RandomLevel(random, /*max_roots=*/5, /*max_entities=*/60);
     EntityCompiler::Options skip;
     skip.unknown_components = EntityCompiler::UnknownComponents::kSkip;
     ExpectSameAsDom(level, skip);

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "resource/tool_io.h"
 
 namespace strata {
@@ -31,6 +32,11 @@ int RunCompileCommand(const EntityCompiler& compiler, int argc, char** argv) {
       options.endianness = Endianness::kBig;
     } else if (arg == "--no-names") {
       options.keep_names = false;
+    } else if (absl::StartsWith(arg, "--threads=")) {
+      if (!absl::SimpleAtoi(absl::string_view(arg).substr(10), &options.threads) || options.threads < 0 ||
+          options.threads > EntityCompiler::kMaxThreads) {
+        usage_error = true;
+      }
     } else if (absl::StartsWith(arg, "-")) {
       usage_error = true;
     } else {
@@ -39,11 +45,14 @@ int RunCompileCommand(const EntityCompiler& compiler, int argc, char** argv) {
   }
   if (usage_error || paths.size() != 2) {
     std::fprintf(stderr,
-                 "usage: %s [--skip-unknown] [--endian=little|big] [--no-names] LEVEL.json OUT.entities\n"
+                 "usage: %s [--skip-unknown] [--endian=little|big] [--no-names] [--threads=N] LEVEL.json "
+                 "OUT.entities\n"
                  "  --skip-unknown  leave out components of unknown types (with a warning)\n"
                  "  --endian=E      byte order of the output (default: this machine's)\n"
-                 "  --no-names      leave out entity names and instance-name texts\n",
-                 argv[0]);
+                 "  --no-names      leave out entity names and instance-name texts\n"
+                 "  --threads=N     compile on N threads, 0: one per hardware thread (default 1);\n"
+                 "                  the output is the same bytes for any N (N <= %d)\n",
+                 argv[0], EntityCompiler::kMaxThreads);
     return 2;
   }
   const std::string in = ResolveToolPath(paths[0]);

@@ -7,7 +7,9 @@
 //     return strata::RunCompileCommand(compiler, argc, argv);
 //   }
 //
-// compile [--skip-unknown] [--endian=little|big] [--no-names] LEVEL.json OUT.entities
+// compile [--skip-unknown] [--endian=little|big] [--no-names] [--threads=N] LEVEL.json OUT.entities
+//   --threads=N compiles on N threads (0: one per hardware thread; default 1), the same
+//   bytes for any N (EntityCompiler::Options::threads).
 //   Exit 0 on success, 1 on a compile or I/O error (the message names the entity path,
 //   component, field and JSON line/column), 2 on a usage error. Warnings go to stderr.
 // inspect [--json] BLOB.entities

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <condition_variable>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -18,11 +22,6 @@ namespace {
 
 namespace od = simdjson::ondemand;
 using json = nlohmann::json;
-
-// A slice of the entity array handed to simdjson at once: big enough that the per-call
-// cost vanishes, small enough that its buffers (about 6.7 bytes per byte of slice,
-// mostly untouched) do not matter next to the level.
-constexpr size_t kSliceBytes = size_t{256} << 10;
 
 // Each step of the walk: go on, or stop and leave the verdict to the slow path.
 enum class Step { kOk, kStop };
@@ -81,12 +80,14 @@ size_t ScanElement(absl::string_view text, size_t i, size_t* max_depth) {
 
 class Walker {
  public:
-  explicit Walker(LevelSink& sink) : sink_(sink), scratch_(kMaxComponentDepth + 1) {}
+  Walker() : scratch_(kMaxComponentDepth + 1) {}
 
   // Slice: the entity-array elements in `elements` (their text with the commas between
-  // them), the first being element `first_position` of "entities". `max_depth` is the
-  // elements' deepest nesting (simdjson needs room for it).
-  Step Slice(absl::string_view elements, uint32_t first_position, size_t max_depth) {
+  // them), the first being element `first_position` of "entities", into `sink`.
+  // `max_depth` is the elements' deepest nesting (simdjson needs room for it).
+  Step Slice(absl::string_view elements, uint32_t first_position, size_t max_depth,
+             LevelSink& sink) {
+    sink_ = &sink;
     buffer_.clear();
     buffer_.reserve(elements.size() + 2 + simdjson::SIMDJSON_PADDING);
     buffer_.push_back('[');
@@ -164,7 +165,7 @@ class Walker {
       od::object object;
       // Not an object: a semantic error the DOM path words.
       if (value.get_object().get(object)) return Step::kStop;
-      absl::StatusOr<uint32_t> index = sink_.AddEntity(parent, position);
+      absl::StatusOr<uint32_t> index = sink_->AddEntity(parent, position);
       if (!index.ok()) return Step::kStop;
       Frame entity;
       entity.is_object = true;
@@ -186,14 +187,14 @@ class Walker {
       if (std::exchange(stack_[f].has_name, true)) return Step::kStop;
       std::string_view name;
       if (field.value().get_string().get(name)) return Step::kStop;
-      sink_.SetName(index, View(name));
+      sink_->SetName(index, View(name));
       return Step::kOk;
     }
     if (key == "components") {
       if (std::exchange(stack_[f].has_components, true)) return Step::kStop;
       od::array array;
       if (field.value().get_array().get(array)) return Step::kStop;
-      sink_.BeginComponents(index);
+      sink_->BeginComponents(index);
       uint32_t c = 0;
       for (auto element : array) {
         od::value component;
@@ -202,7 +203,7 @@ class Walker {
         // the same types in the same order, so each slot keeps seeing one shape.
         json& config = configs_[std::min<size_t>(c, configs_.size() - 1)];
         if (Convert(component, 0, &config) != Step::kOk) return Step::kStop;
-        if (!sink_.AddComponent(index, c, config).ok()) return Step::kStop;
+        if (!sink_->AddComponent(index, c, config).ok()) return Step::kStop;
         ++c;
       }
       return Step::kOk;
@@ -328,7 +329,7 @@ class Walker {
     return Step::kStop;
   }
 
-  LevelSink& sink_;
+  LevelSink* sink_ = nullptr;
   od::parser parser_;
   std::string buffer_;
   std::vector<Frame> stack_;
@@ -339,52 +340,172 @@ class Walker {
   std::vector<const json*>& Scratch(int depth) { return scratch_[depth]; }
 };
 
-}  // namespace
+// One slice of the entity array: its elements' text, the first one's position in
+// "entities" and the deepest nesting among them.
+struct Slice {
+  absl::string_view elements;
+  uint32_t first_position = 0;
+  size_t max_depth = 0;
+};
 
-bool StreamLevel(absl::string_view text, LevelSink& sink) {
-  // The root: exactly `{"entities": [`, spaces aside. Anything else (another key, an
-  // escaped key, a root that is not an object) is rare and left to the DOM path.
-  constexpr absl::string_view kKey = "\"entities\"";
-  size_t i = SkipSpace(text, 0);
-  if (i >= text.size() || text[i] != '{') return false;
-  i = SkipSpace(text, i + 1);
-  if (text.substr(i, kKey.size()) != kKey) return false;
-  i = SkipSpace(text, i + kKey.size());
-  if (i >= text.size() || text[i] != ':') return false;
-  i = SkipSpace(text, i + 1);
-  if (i >= text.size() || text[i] != '[') return false;
-  i = SkipSpace(text, i + 1);
+// SliceScanner: cuts the entity array into slices, in order. Sequential by nature (a
+// slice starts where the previous one ended), and cheap next to walking a slice.
+class SliceScanner {
+ public:
+  enum class Next { kSlice, kEnd, kStop };
 
-  Walker walker(sink);
-  if (i < text.size() && text[i] == ']') {
-    ++i;  // no entities
-  } else {
-    uint32_t position = 0;      // of the slice's first element
-    uint32_t in_slice = 0;      // elements in the slice so far
-    size_t slice_begin = i;
-    size_t slice_depth = 0;
+  SliceScanner(absl::string_view text, size_t slice_bytes) : text_(text), slice_bytes_(slice_bytes) {
+    // The root: exactly `{"entities": [`, spaces aside. Anything else (another key, an
+    // escaped key, a root that is not an object) is rare and left to the DOM path.
+    constexpr absl::string_view kKey = "\"entities\"";
+    size_t i = SkipSpace(text, 0);
+    if (i >= text.size() || text[i] != '{') return;
+    i = SkipSpace(text, i + 1);
+    if (text.substr(i, kKey.size()) != kKey) return;
+    i = SkipSpace(text, i + kKey.size());
+    if (i >= text.size() || text[i] != ':') return;
+    i = SkipSpace(text, i + 1);
+    if (i >= text.size() || text[i] != '[') return;
+    i = SkipSpace(text, i + 1);
+    if (i < text.size() && text[i] == ']') {  // no entities
+      state_ = ClosesRoot(i + 1) ? State::kDone : State::kStopped;
+      return;
+    }
+    i_ = i;
+    state_ = State::kScanning;
+  }
+
+  // NextSlice: the next slice; kEnd once every slice was handed out and the root closed
+  // as it should; kStop at a shape left to the slow path (then again on every call).
+  Next NextSlice(Slice* slice) {
+    if (state_ == State::kDone) return Next::kEnd;
+    if (state_ == State::kStopped) return Next::kStop;
+    const size_t slice_begin = i_;
+    size_t depth = 0;
+    uint32_t in_slice = 0;
     while (true) {
-      const size_t end = ScanElement(text, i, &slice_depth);
-      if (end == absl::string_view::npos) return false;
-      ++in_slice;
-      const bool last = text[end] == ']';
-      if (last || end - slice_begin >= kSliceBytes) {
-        const Step step =
-            walker.Slice(text.substr(slice_begin, end - slice_begin), position, slice_depth);
-        if (step != Step::kOk) return false;
-        position += in_slice;
-        in_slice = 0;
-        slice_begin = end + 1;
-        slice_depth = 0;
+      const size_t end = ScanElement(text_, i_, &depth);
+      if (end == absl::string_view::npos) {
+        state_ = State::kStopped;
+        return Next::kStop;
       }
-      i = end + 1;
-      if (last) break;
+      ++in_slice;
+      i_ = end + 1;
+      const bool last = text_[end] == ']';
+      if (last || end - slice_begin >= slice_bytes_) {
+        if (last && !ClosesRoot(i_)) {
+          state_ = State::kStopped;
+          return Next::kStop;
+        }
+        *slice = Slice{text_.substr(slice_begin, end - slice_begin), position_, depth};
+        position_ += in_slice;
+        if (last) state_ = State::kDone;
+        return Next::kSlice;
+      }
     }
   }
-  i = SkipSpace(text, i);
-  if (i >= text.size() || text[i] != '}') return false;
-  if (SkipSpace(text, i + 1) != text.size()) return false;
-  return true;
+
+ private:
+  enum class State { kScanning, kDone, kStopped };
+
+  // ClosesRoot: only `}` and spaces from `i` to the end.
+  bool ClosesRoot(size_t i) const {
+    i = SkipSpace(text_, i);
+    return i < text_.size() && text_[i] == '}' && SkipSpace(text_, i + 1) == text_.size();
+  }
+
+  absl::string_view text_;
+  size_t slice_bytes_;
+  size_t i_ = 0;           // where the next slice begins
+  uint32_t position_ = 0;  // of the next slice's first element
+  State state_ = State::kStopped;
+};
+
+}  // namespace
+
+bool StreamLevel(absl::string_view text, LevelSink& sink, size_t slice_bytes) {
+  SliceScanner scanner(text, slice_bytes);
+  Walker walker;
+  Slice slice;
+  while (true) {
+    switch (scanner.NextSlice(&slice)) {
+      case SliceScanner::Next::kEnd:
+        return true;
+      case SliceScanner::Next::kStop:
+        return false;
+      case SliceScanner::Next::kSlice:
+        if (walker.Slice(slice.elements, slice.first_position, slice.max_depth, sink) != Step::kOk) {
+          return false;
+        }
+    }
+  }
+}
+
+bool StreamLevelParallel(absl::string_view text, size_t slice_bytes, int threads,
+                         const std::function<std::unique_ptr<LevelSink>()>& make_sink,
+                         const std::function<bool(std::unique_ptr<LevelSink>)>& merge) {
+  SliceScanner scanner(text, slice_bytes);
+  // Slices walked ahead of the merge: enough that no thread waits for a slow neighbour,
+  // few enough that their sinks stay small next to the output.
+  const size_t window = 2 * static_cast<size_t>(threads);
+  std::mutex mu;
+  std::condition_variable room;  // a slice was merged, or the walk ended
+  // Guarded by mu (the scanner too: slices are cut one after the other).
+  size_t claimed = 0;  // slices handed out
+  size_t merged = 0;   // slices merged, in order
+  bool scanned = false;
+  bool failed = false;
+  bool merging = false;  // one thread merges at a time, the others go on walking
+  std::map<size_t, std::unique_ptr<LevelSink>> walked;  // walked, not yet merged
+
+  auto work = [&] {
+    Walker walker;  // per thread: simdjson's parser and the reusable values
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      room.wait(lock, [&] { return failed || scanned || claimed < merged + window; });
+      if (failed || scanned) return;
+      Slice slice;
+      const SliceScanner::Next next = scanner.NextSlice(&slice);
+      if (next != SliceScanner::Next::kSlice) {
+        (next == SliceScanner::Next::kEnd ? scanned : failed) = true;
+        room.notify_all();
+        return;
+      }
+      const size_t k = claimed++;
+      lock.unlock();
+      std::unique_ptr<LevelSink> sink = make_sink();
+      const bool ok =
+          walker.Slice(slice.elements, slice.first_position, slice.max_depth, *sink) == Step::kOk;
+      lock.lock();
+      if (!ok) {
+        failed = true;
+        room.notify_all();
+        return;
+      }
+      walked.emplace(k, std::move(sink));
+      if (merging) continue;  // the merging thread will take this one too
+      merging = true;
+      while (!failed && !walked.empty() && walked.begin()->first == merged) {
+        std::unique_ptr<LevelSink> next_sink = std::move(walked.begin()->second);
+        walked.erase(walked.begin());
+        lock.unlock();
+        const bool merged_ok = merge(std::move(next_sink));
+        lock.lock();
+        if (!merged_ok) failed = true;
+        ++merged;
+        room.notify_all();
+      }
+      merging = false;
+    }
+  };
+
+  std::vector<std::thread> helpers;
+  helpers.reserve(static_cast<size_t>(threads > 1 ? threads - 1 : 0));
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& helper : helpers) helper.join();
+  // Every thread has returned: every walked slice was merged unless something failed.
+  return scanned && !failed && merged == claimed;
 }
 
 }  // namespace strata::resource_internal

@@ -8,6 +8,10 @@
 //
 //   if (!StreamLevel(text, sink)) return SlowPathVerdict(text);
 //
+// StreamLevelParallel walks the slices on several threads, each into its own sink, and
+// hands the sinks back in slice order, so the caller can concatenate them into what the
+// serial walk would have built.
+//
 // Memory: the input is never copied whole. Each slice (about 256 KiB of entities, or one
 // larger entity) is copied once into a padded buffer and indexed by simdjson, so the
 // parser's buffers stay the size of a slice. Nesting costs heap, never call stack, and
@@ -17,6 +21,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -46,9 +52,31 @@ class LevelSink {
 // DOM path, which is iterative.
 inline constexpr int kMaxComponentDepth = 64;
 
+// kDefaultSliceBytes: how much of the entity array one slice holds (a slice ends at the
+// first element boundary at or past it; one larger element is a slice of its own). Big
+// enough that the per-slice cost vanishes, small enough that simdjson's buffers (about
+// 6.7 bytes per byte of slice, mostly untouched) do not matter next to the level.
+inline constexpr size_t kDefaultSliceBytes = size_t{256} << 10;
+
 // StreamLevel: walks `text` (already checked to be UTF-8) into `sink`; true if the whole
 // level went through, false at the first thing it does not accept (see above).
-bool StreamLevel(absl::string_view text, LevelSink& sink);
+// `slice_bytes` > 0; the sink sees the same calls whatever it is.
+bool StreamLevel(absl::string_view text, LevelSink& sink,
+                 size_t slice_bytes = kDefaultSliceBytes);
+
+// StreamLevelParallel: the same walk on `threads` threads (the caller's among them).
+// Each slice goes into a fresh sink from `make_sink` (called from any of the threads,
+// concurrently), numbering its entities from 0: a
+// top-level element has parent kNoParent and its position in "entities", any other
+// entity's parent is a number within the slice. `merge` receives the sinks in slice
+// order, one call at a time (from any of the threads), and returns false to stop.
+// At most about 2 x `threads` slices are walked but not yet merged, so memory stays a
+// few slices' worth beyond what `merge` keeps. True if the whole level went through
+// and every merge succeeded. The sinks must be independent of each other: they run
+// concurrently.
+bool StreamLevelParallel(absl::string_view text, size_t slice_bytes, int threads,
+                         const std::function<std::unique_ptr<LevelSink>()>& make_sink,
+                         const std::function<bool(std::unique_ptr<LevelSink>)>& merge);
 
 }  // namespace strata::resource_internal
 
