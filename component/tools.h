@@ -9,7 +9,7 @@
 //     return strata::RunCompileTool(registry, argc, argv);
 //   }
 //
-// compile [--skip-unknown] [--endian=little|big] [--no-names] LEVEL.json OUT.entities
+// compile [--skip-unknown] [--endian=little|big] [--no-names] [--threads=N] LEVEL.json OUT.entities
 //   Exit 0 on success, 1 on a compile or I/O error (the message names the entity path,
 //   component, field and JSON line/column), 2 on a usage error.
 // inspect [--json] BLOB.entities
