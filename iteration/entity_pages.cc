@@ -113,6 +113,7 @@ void EntityPages::GrowSlotTable(size_t entities) {
   if (entities <= gen_of_.size()) return;
   const size_t size = std::max(entities, manager_->slots_used());
   gen_of_.resize(size, Entity::kInvalidGeneration);
+  gen_size_ = static_cast<uint32_t>(size);
   if (indirect_) slot_of_.resize(size, kNoSlot);
 }
 
@@ -356,7 +357,12 @@ size_t EntityPages::DeleteEntities(absl::Span<const Entity> entities) {
 
 size_t EntityPages::ReleaseEmptyPages() {
   size_t released = 0;
-  for (const uint32_t page : dirty_pages_) {
+  // Backwards: the pools' free lists are LIFO, so pages freed in reverse order come
+  // back in the order they were dirtied (ascending for a pass over entities in order):
+  // the next adds get the same addresses in the same order, which keeps a component's
+  // pages streaming in address order instead of reversing them on every round.
+  for (size_t k = dirty_pages_.size(); k-- > 0;) {
+    const uint32_t page = dirty_pages_[k];
     EntityPage* entity_page = entity_pages_[page];
     dirty_[page] = 0;
     for (ComponentType& type : types_) {
@@ -383,7 +389,7 @@ size_t EntityPages::ReleaseEmptyPages() {
     // progress has nothing left to move).
     plan_ = std::vector<PlannedMove>();
     plan_cursor_ = 0;
-    slot_of_ = std::vector<uint32_t>();
+    slot_of_ = LargeVector<uint32_t>();
     indirect_ = false;
   }
   ShrinkDataPageRanges();
