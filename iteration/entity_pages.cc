@@ -119,18 +119,30 @@ void EntityPages::GrowSlotTable(size_t entities) {
 
 void EntityPages::MakeIndirect() {
   if (indirect_) return;
-  slot_of_.clear();
-  slot_of_.reserve(gen_of_.size());
-  for (size_t i = 0; i < gen_of_.size(); ++i) {
-    slot_of_.push_back(gen_of_[i] != Entity::kInvalidGeneration ? static_cast<uint32_t>(i)
-                                                                : kNoSlot);
+  // Straight loops without a branch per element (the compiler vectorises them): at 1M
+  // entities this runs on the first Compact of a pass, and a push_back and bit walk
+  // per entity cost a fifth of compacting the Sparse10 setup.
+  const size_t n = gen_of_.size();
+  slot_of_.resize(n);
+  const uint32_t* const gen = gen_of_.data();
+  uint32_t* const slot = slot_of_.data();
+  for (size_t i = 0; i < n; ++i) {
+    slot[i] = gen[i] != Entity::kInvalidGeneration ? static_cast<uint32_t>(i) : kNoSlot;
   }
   for (size_t page = 0; page < page_capacity_; ++page) {
-    for (uint32_t bits = occupied_[page]; bits != 0; bits &= bits - 1) {
+    const uint32_t occupied = occupied_[page];
+    if (occupied == 0) continue;
+    EntityPage* const entity_page = entity_pages_[page];
+    const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+    if (occupied == ~uint32_t{0}) {  // a full page: its 32 indices are all in gen_of_
+      for (uint32_t bit = 0; bit < kEntityPageSize; ++bit) entity_page->index[bit] = base + bit;
+      std::memcpy(entity_page->generation, gen + base, sizeof(entity_page->generation));
+      continue;
+    }
+    for (uint32_t bits = occupied; bits != 0; bits &= bits - 1) {
       const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
-      const uint32_t index = static_cast<uint32_t>(page * kEntityPageSize + bit);
-      entity_pages_[page]->index[bit] = index;
-      entity_pages_[page]->generation[bit] = gen_of_[index];
+      entity_page->index[bit] = base + bit;
+      entity_page->generation[bit] = gen[base + bit];
     }
   }
   indirect_ = true;
