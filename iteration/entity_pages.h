@@ -332,7 +332,10 @@ class EntityPages {
   // Compact since the last call, frees each component data page whose mask is zero,
   // and the entity page if none of its slots is occupied. O(dirty pages * registered
   // types). Returns the number of pages (data + entity) freed. Freed pages go back to
-  // their type's pool, not to the system: see ReleaseUnusedMemory.
+  // their type's pool, not to the system (see ReleaseUnusedMemory), in the reverse of
+  // the order they were dirtied, so pages taken again in that order get the same
+  // blocks at the same addresses (a component removed and re-added every frame stays
+  // where it was).
   size_t ReleaseEmptyPages();
   // ReleaseUnusedMemory: gives every pool slab with no page in use back to the system
   // and returns the bytes released (call after ReleaseEmptyPages, e.g. on a level
