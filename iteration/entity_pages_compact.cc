@@ -42,7 +42,8 @@ template <size_t kSize>
 void CopyFixed(std::byte* dst, const std::byte* src) {
   std::memcpy(dst, src, kSize);
 }
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyElement(std::byte* dst, const std::byte* src, uint32_t size) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyElement(std::byte* dst, const std::byte* src,
+                                                     uint32_t size) {
   switch (size) {
     case 4: return CopyFixed<4>(dst, src);
     case 8: return CopyFixed<8>(dst, src);
