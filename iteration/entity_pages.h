@@ -81,6 +81,7 @@
 #include "absl/types/span.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
+#include "base/huge_page_allocator.h"
 #include "iteration/internal/page_pool.h"
 
 namespace strata {
@@ -137,6 +138,9 @@ class Archetype {
 
 class EntityPages {
  public:
+  // LargeVector: a std::vector whose large buffers are huge-page backed.
+  template <typename T>
+  using LargeVector = std::vector<T, HugePageAllocator<T>>;
   // kMaxComponentTypes: registered types per store. A type costs one mask word and one
   // pointer per page of capacity, plus one step in Delete and per compaction move.
   static constexpr size_t kMaxComponentTypes = 256;
@@ -205,21 +209,18 @@ class EntityPages {
   // leaves the store and frees its slot. O(1). Pointers to `e`'s `c` become
   // dangling-by-contract (the element may be reused by the next Add).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, ComponentId c) {
-    if (ABSL_PREDICT_TRUE(e.index() < gen_of_.size() && c < num_types_ &&
-                          gen_of_[e.index()] == e.generation())) {
+    if (ABSL_PREDICT_TRUE(InStore(e) && c < num_types_)) {
+      // In the store, so its slot is below the capacity (no page check).
       const uint32_t slot = SlotOfIndex(e.index());
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
-      // kNoSlot's page is past any capacity, so one compare rejects it too.
-      if (ABSL_PREDICT_TRUE(page < page_capacity_)) {
-        uint32_t& mask = types_[c].masks[page];
-        if (ABSL_PREDICT_TRUE((mask & flag) != 0)) {
-          mask &= ~flag;
-          layout_changed_ = true;
-          if (--count_[slot] == 0) FreeSlot(e.index(), slot);
-          if (!dirty_[page]) MarkDirty(page);
-          return absl::OkStatus();
-        }
+      uint32_t& mask = types_[c].masks[page];
+      if (ABSL_PREDICT_TRUE((mask & flag) != 0)) {
+        mask &= ~flag;
+        layout_changed_ = true;
+        if (--count_[slot] == 0) FreeSlot(e.index(), slot);
+        if (!dirty_[page]) MarkDirty(page);
+        return absl::OkStatus();
       }
     }
     return NotFoundError(e, c);
@@ -257,15 +258,16 @@ class EntityPages {
   // or the next Compact() that moves anything; other entities' Add/Remove/Delete do
   // not move it. For tags it points at shared, stateless storage.
   const void* TryGet(Entity e, ComponentId c) const {
-    if (ABSL_PREDICT_FALSE(e.index() >= gen_of_.size() || c >= num_types_)) {
-      return nullptr;
-    }
+    if (ABSL_PREDICT_FALSE(e.index() >= gen_size_ || c >= num_types_)) return nullptr;
     // Never compacted: the slot is the index, so the element's address does not wait
     // for the generation read (two independent loads, as on flat arrays).
     const uint32_t slot = SlotOfIndex(e.index());
     const uint32_t page = slot >> kEntityPageShift;
     const uint32_t bit = slot & (kEntityPageSize - 1);
-    if (gen_of_[e.index()] != e.generation() || page >= page_capacity_) return nullptr;
+    // In the store implies a slot below the capacity (no page check).
+    if (gen_of_[e.index()] != e.generation() || e.generation() == Entity::kInvalidGeneration) {
+      return nullptr;
+    }
     const ComponentType& type = types_[c];
     if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
     return type.data[page] + size_t{bit} * type.size;
@@ -286,7 +288,7 @@ class EntityPages {
   // entities by index and validated the handle earlier (PageComponentManager's
   // instances); resolving through the slot table keeps them valid across Compact().
   void* TryGetByIndex(uint32_t entity_index, ComponentId c) const {
-    if (ABSL_PREDICT_FALSE(entity_index >= gen_of_.size() || c >= num_types_)) {
+    if (ABSL_PREDICT_FALSE(entity_index >= gen_size_ || c >= num_types_)) {
       return nullptr;
     }
     // Not in the store: kNoSlot (compacted) or an own slot whose bits are clear.
@@ -303,11 +305,7 @@ class EntityPages {
   // stale or not in the store. O(1). Valid until `e` leaves the store or the next
   // Compact() that moves anything.
   uint32_t SlotOf(Entity e) const {
-    if (e.index() >= gen_of_.size() || e.generation() == Entity::kInvalidGeneration ||
-        gen_of_[e.index()] != e.generation()) {
-      return kNoSlot;
-    }
-    return SlotOfIndex(e.index());
+    return InStore(e) ? SlotOfIndex(e.index()) : kNoSlot;
   }
   // compacted: true once a Compact moved an entity: slots are no longer the entity
   // indices, and every slot lookup reads the slot table. Back to false when the store
@@ -334,7 +332,10 @@ class EntityPages {
   // Compact since the last call, frees each component data page whose mask is zero,
   // and the entity page if none of its slots is occupied. O(dirty pages * registered
   // types). Returns the number of pages (data + entity) freed. Freed pages go back to
-  // their type's pool, not to the system: see ReleaseUnusedMemory.
+  // their type's pool, not to the system (see ReleaseUnusedMemory), in the reverse of
+  // the order they were dirtied, so pages taken again in that order get the same
+  // blocks at the same addresses (a component removed and re-added every frame stays
+  // where it was).
   size_t ReleaseEmptyPages();
   // ReleaseUnusedMemory: gives every pool slab with no page in use back to the system
   // and returns the bytes released (call after ReleaseEmptyPages, e.g. on a level
@@ -432,30 +433,33 @@ class EntityPages {
   template <typename Writer>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c,
                                                     const void* value, Writer write) {
-    // The invalid generation marks an index not in the store; a handle carrying it
-    // must not pass for one.
-    if (ABSL_PREDICT_TRUE(e.index() < gen_of_.size() && c < num_types_ &&
-                          gen_of_[e.index()] == e.generation() &&
-                          e.generation() != Entity::kInvalidGeneration)) {
+    if (ABSL_PREDICT_TRUE(InStore(e) && c < num_types_)) {
+      // In the store, so its slot is below the capacity (no page check).
       const uint32_t slot = SlotOfIndex(e.index());
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t bit = slot & (kEntityPageSize - 1);
       const uint32_t flag = uint32_t{1} << bit;
-      if (ABSL_PREDICT_TRUE(page < page_capacity_)) {
-        ComponentType& type = types_[c];
-        std::byte* data = type.data[page];
-        if (ABSL_PREDICT_TRUE(data != nullptr && (type.masks[page] & flag) == 0)) {
-          ++count_[slot];
-          type.masks[page] |= flag;
-          layout_changed_ = true;
-          write(data + size_t{bit} * type.size, type.size);
-          return absl::OkStatus();
-        }
+      ComponentType& type = types_[c];
+      std::byte* data = type.data[page];
+      if (ABSL_PREDICT_TRUE(data != nullptr && (type.masks[page] & flag) == 0)) {
+        ++count_[slot];
+        type.masks[page] |= flag;
+        layout_changed_ = true;
+        write(data + size_t{bit} * type.size, type.size);
+        return absl::OkStatus();
       }
     }
     return AddSlow(e, c, value);
   }
   absl::Status NotFoundError(Entity e, ComponentId c) const;
+  // InStore: `e` is the entity of its index in the store (which implies alive: the
+  // destroy listener deletes destroyed entities). The invalid generation marks an index
+  // not in the store; a handle carrying it must not pass for one. An entity in the
+  // store has a slot below page_capacity_, so the hot paths need no page check.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool InStore(Entity e) const {
+    return e.index() < gen_size_ && gen_of_[e.index()] == e.generation() &&
+           e.generation() != Entity::kInvalidGeneration;
+  }
   // The slot of entity index `index` (in the store: gen_of_ says so). Identity until
   // the first compaction, so a store never compacted reads no slot table.
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t SlotOfIndex(uint32_t index) const {
@@ -514,7 +518,7 @@ class EntityPages {
   size_t page_capacity_ = 0;
   std::vector<uint32_t> occupied_;          // page_capacity_ long
   std::vector<EntityPage*> entity_pages_;   // page_capacity_ long; null = released
-  std::vector<uint16_t> count_;  // per slot: components of its entity (0 = free)
+  LargeVector<uint16_t> count_;  // per slot: components of its entity (0 = free)
   std::vector<uint8_t> dirty_;   // per page: listed in dirty_pages_
   iteration_internal::PagePool entity_page_pool_{sizeof(EntityPage), alignof(EntityPage),
                                                  &chunk_pool_};
@@ -523,8 +527,12 @@ class EntityPages {
   // Entity::kInvalidGeneration if none. slot_of_: entity index -> slot (kNoSlot = not
   // in the store), used only when indirect_ (after a compaction moved something);
   // before, every entity sits at the slot equal to its index and slot_of_ is empty.
-  std::vector<uint32_t> gen_of_;
-  std::vector<uint32_t> slot_of_;
+  // NOTE: the per-index and per-slot tables are huge-page backed at scale: a random
+  // lookup at 1M entities then misses the cache but not the TLB.
+  LargeVector<uint32_t> gen_of_;
+  LargeVector<uint32_t> slot_of_;
+  // gen_of_.size(), kept apart so the hot paths' range check is one load.
+  uint32_t gen_size_ = 0;
   bool indirect_ = false;
   // Slots freed away from their own index (after a compaction), for entities whose own
   // slot is taken; in_free_list_ (a bit per slot) keeps each slot listed once. Entries

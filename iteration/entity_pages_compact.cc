@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/numeric/bits.h"
 #include "iteration/entity_pages.h"
@@ -41,7 +42,8 @@ template <size_t kSize>
 void CopyFixed(std::byte* dst, const std::byte* src) {
   std::memcpy(dst, src, kSize);
 }
-void CopyElement(std::byte* dst, const std::byte* src, uint32_t size) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyElement(std::byte* dst, const std::byte* src,
+                                                     uint32_t size) {
   switch (size) {
     case 4: return CopyFixed<4>(dst, src);
     case 8: return CopyFixed<8>(dst, src);
@@ -57,7 +59,7 @@ void SwapFixed(std::byte* a, std::byte* b) {
   std::memcpy(a, b, kSize);
   std::memcpy(b, tmp, kSize);
 }
-void SwapElements(std::byte* a, std::byte* b, uint32_t size) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void SwapElements(std::byte* a, std::byte* b, uint32_t size) {
   switch (size) {
     case 4: return SwapFixed<4>(a, b);
     case 8: return SwapFixed<8>(a, b);
