@@ -55,12 +55,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/huge_page_allocator.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "entity/generation_table.h"
 #include "transform/matrix.h"
 
 namespace strata {
+
+class BackgroundPrefault;
 
 namespace transform_internal {
 struct HierarchyView;
@@ -116,6 +119,12 @@ class TransformComponent {
     // batches keep them in cache. Same results. (UpdateWorld never streams: measured
     // slower there, see README.)
     size_t stream_min_nodes = size_t{1} << 16;
+    // prefault_min_nodes: a CreateBatch of at least this many nodes has a helper thread
+    // fault the storage it is about to write in ahead of it (base/prefault.h), so the
+    // kernel zeroes fresh pages on another core: the first spawn into new storage then
+    // costs about what a respawn costs. Storage already in use costs a page-table walk.
+    // Same results.
+    size_t prefault_min_nodes = size_t{1} << 16;
   };
 
   // PreparedBatch: a list of instances checked and resolved to positions once (by
@@ -394,6 +403,11 @@ class TransformComponent {
 
   // Grows to at least min_capacity (<= kMaxCapacity, checked by the caller).
   void Grow(size_t min_capacity);
+  // CreateBatch's helper: with n >= prefault_min_nodes, starts faulting in the columns
+  // of positions [first, first + n) and the id positions new ids take; returns the
+  // running prefault (idle below the threshold), which the caller keeps in scope while
+  // it writes them.
+  BackgroundPrefault PrefaultNewNodes(uint32_t first, size_t n);
   // The stable ids: a GenerationTable (its policy, with min_free_indices 0).
   static GenerationTable::Options IdTableOptions();
   uint32_t AllocateId();
@@ -465,9 +479,15 @@ class TransformComponent {
   uint32_t* prev_sibling_ = nullptr;
   uint32_t* id_ = nullptr;             // position -> stable id
   uint32_t* mark_ = nullptr;           // SetLocalBatch scratch: epoch << 2 | flags
+  // The mark column holds garbage until the first batch that needs marks clears it:
+  // Grow does not, so a spawn never writes (and faults in) a column it does not use.
+  bool marks_stale_ = true;
   uint8_t* idle_ = nullptr;            // deferred: updates since the last SetLocal
   GenerationTable ids_{IdTableOptions()};  // per id: generation, free queue
-  std::vector<uint32_t> id_position_;      // per id: position while live
+  // Per id: position while live. Huge-page backed like the block and like ids_, so
+  // resolving a handle at random costs what it did when both lived in the block;
+  // resize() leaves new entries unwritten (each is set when its id is issued).
+  std::vector<uint32_t, UninitializedHugePageAllocator<uint32_t>> id_position_;
 
   // Entity -> id, by Entity::index(): pages of kEntityPageSize slots, allocated on first
   // use (zeroed: free), each {generation, id + 1} (0: no transform). A bulk spawn writes

@@ -213,9 +213,10 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle>
 size_t TransformComponent::FindWalkRoots(const uint32_t* positions, size_t n,
                                          std::vector<uint32_t>& roots,
                                          std::vector<uint32_t>& inner) {
-  if (batch_epoch_ == kMaxEpoch) {
-    std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));
+  if (batch_epoch_ == kMaxEpoch || marks_stale_) {
+    std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));  // marks of no epoch
     batch_epoch_ = 0;
+    marks_stale_ = false;
   }
   const uint32_t tag = ++batch_epoch_ << kMarkShift;
   for (size_t k = 0; k < n; ++k) mark_[positions[k]] = tag | kInBatch;
