@@ -68,9 +68,8 @@ inline uint32_t TransformComponent::WriteNewNode(uint32_t pos, Entity entity, co
   next_sibling_[pos] = kNone;
   prev_sibling_[pos] = kNone;
   idle_[pos] = 0;
-  const uint32_t id = AllocateId();
+  const uint32_t id = AllocateId(pos);
   id_[pos] = id;
-  id_position_[id] = pos;
   return id;
 }
 
@@ -284,7 +283,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
       const uint32_t pos = first + static_cast<uint32_t>(k);
       const uint32_t id = WriteNewNode(pos, entities[k], locals[k]);
       FillEntity(entities[k], id);
-      if (!out.empty()) out[k] = TransformHandle(id, ids_.generation(id));
+      if (!out.empty()) out[k] = TransformHandle(id, id_slots_[id].generation);
       if (parents[k] != kNoBatchParent) Attach(pos, first + parents[k]);
     }
     size_ = first + end;
@@ -335,7 +334,7 @@ void TransformComponent::MoveNode(uint32_t from, uint32_t to) {
   if (prev_sibling_[to] != kNone) next_sibling_[prev_sibling_[to]] = to;
   if (next_sibling_[to] != kNone) prev_sibling_[next_sibling_[to]] = to;
   for (uint32_t c = first_child_[to]; c != kNone; c = next_sibling_[c]) parent_[c] = to;
-  id_position_[id_[to]] = to;
+  id_slots_[id_[to]].position = to;
 }
 
 void TransformComponent::Swap(uint32_t a, uint32_t b) {
@@ -381,11 +380,11 @@ void TransformComponent::DestroyAt(uint32_t pos) {
 
   // The orphans' world is now their local: update their subtrees.
   if (options_.mode == Mode::kImmediate) {
-    for (uint32_t& id : orphan_ids) id = id_position_[id];
+    for (uint32_t& id : orphan_ids) id = id_slots_[id].position;
     const HierarchyView view = View();
     transform_internal::UpdateSubtrees(view, orphan_ids.data(), orphan_ids.size());
   } else {
-    for (uint32_t id : orphan_ids) Touch(id_position_[id]);
+    for (uint32_t id : orphan_ids) Touch(id_slots_[id].position);
   }
 }
 
@@ -398,7 +397,7 @@ absl::Status TransformComponent::Destroy(TransformHandle i) {
 bool TransformComponent::DestroyEntity(Entity entity) {
   const uint32_t id = FindId(entity);
   if (id == kNone) return false;
-  DestroyAt(id_position_[id]);
+  DestroyAt(id_slots_[id].position);
   return true;
 }
 
@@ -430,7 +429,8 @@ absl::Status TransformComponent::CheckInvariants() const {
   size_t listed = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t id = id_[i];
-    if (!ids_.in_use(id) || id_position_[id] != i) {
+    if (!ids_.in_use(id) || id_slots_[id].position != i ||
+        id_slots_[id].generation != ids_.generation(id)) {
       return fail("position ", i, ": id table broken");
     }
     if (FindId(entity_[i]) != id) return fail("position ", i, ": entity map broken");
@@ -465,7 +465,13 @@ absl::Status TransformComponent::CheckInvariants() const {
     for (x = i; x != kNone && state[x] == 1; x = parent_[x]) state[x] = 2;
   }
   if (ids_.live() != n) return fail("ids leak: ", ids_.live(), " ids live for ", n, " nodes");
-  if (id_position_.size() < ids_.size()) return fail("id position column too short");
+  if (id_slots_.size() < ids_.size()) return fail("id slot column too short");
+  for (uint32_t id = 0; id < ids_.size(); ++id) {
+    // A free or retired id's copy holds the table's word, free bit included.
+    if (!ids_.in_use(id) && id_slots_[id].generation != (ids_.words()[id])) {
+      return fail("id ", id, ": generation copy differs from the id table");
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -112,7 +112,7 @@ void TransformComponent::Grow(size_t min_capacity) {
   // Ids are reused before new ones are made (min_free_indices 0), so live ids stay
   // below capacity_ and these never grow inside a batch.
   ids_.Reserve(new_capacity);
-  if (id_position_.size() < new_capacity) id_position_.resize(new_capacity);
+  if (id_slots_.size() < new_capacity) id_slots_.resize(new_capacity);
 }
 
 GenerationTable::Options TransformComponent::IdTableOptions() {
@@ -123,14 +123,15 @@ GenerationTable::Options TransformComponent::IdTableOptions() {
   return options;
 }
 
-uint32_t TransformComponent::AllocateId() {
+uint32_t TransformComponent::AllocateId(uint32_t pos) {
   uint32_t id, generation;
   // Fails only with every id below 2^32 - 2 live or retired (retired after 2^31
   // destroys each), far past kMaxCapacity live instances.
   const bool acquired = ids_.Acquire(&id, &generation);
   STRATA_CHECK(acquired, "TransformComponent: every stable id is live or retired");
   // Only retired ids (never reissued) can push an id past capacity_.
-  if (ABSL_PREDICT_FALSE(id >= id_position_.size())) id_position_.resize(size_t{id} + 1);
+  if (ABSL_PREDICT_FALSE(id >= id_slots_.size())) id_slots_.resize(size_t{id} + 1);
+  id_slots_[id] = IdSlot{generation, pos};
   return id;
 }
 
@@ -139,6 +140,7 @@ void TransformComponent::FreeId(uint32_t id) {
   // The generation advances so every old handle is stale; at the largest generation
   // the id is retired instead of wrapping.
   ids_.Release(id);
+  id_slots_[id].generation = ids_.words()[id];  // the next generation | kFreeBit
 }
 
 BackgroundPrefault TransformComponent::PrefaultNewNodes(uint32_t first, size_t n) {
@@ -153,9 +155,9 @@ BackgroundPrefault TransformComponent::PrefaultNewNodes(uint32_t first, size_t n
       range(local_),        range(world_),        range(entity_),
       range(parent_),       range(first_child_),  range(next_sibling_),
       range(prev_sibling_), range(id_),           range(idle_)};
-  if (ids_.size() < id_position_.size()) {
-    const size_t fresh_ids = std::min(n, id_position_.size() - ids_.size());
-    ranges.push_back({id_position_.data() + ids_.size(), fresh_ids * sizeof(uint32_t)});
+  if (ids_.size() < id_slots_.size()) {
+    const size_t fresh_ids = std::min(n, id_slots_.size() - ids_.size());
+    ranges.push_back({id_slots_.data() + ids_.size(), fresh_ids * sizeof(IdSlot)});
   }
   return BackgroundPrefault(std::move(ranges));
 }
@@ -163,7 +165,7 @@ BackgroundPrefault TransformComponent::PrefaultNewNodes(uint32_t first, size_t n
 size_t TransformComponent::MemoryUsage() const {
   size_t bytes = 0;
   if (capacity_ > 0) bytes += LayoutFor(capacity_).bytes;
-  bytes += ids_.MemoryUsage() + id_position_.capacity() * sizeof(uint32_t);
+  bytes += ids_.MemoryUsage() + id_slots_.capacity() * sizeof(IdSlot);
   bytes += entity_pages_.capacity() * sizeof(entity_pages_[0]) +
            entity_pages_allocated_ * kEntityPageSize * sizeof(EntitySlot);
   bytes += entity_overflow_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
