@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -66,7 +67,7 @@ BackgroundPrefault::BackgroundPrefault(std::vector<Range> ranges, size_t slice_b
   for (const Range& r : ranges) largest = std::max(largest, r.bytes);
   slice_bytes = std::max<size_t>(slice_bytes, 1);
   const size_t steps = (largest + slice_bytes - 1) / slice_bytes;
-  thread_ = std::thread([ranges = std::move(ranges), steps] {
+  auto fault_in = [ranges = std::move(ranges), steps] {
     for (size_t step = 0; step < steps; ++step) {
       for (const Range& r : ranges) {
         // Slice `step` of `steps` equal slices of this range.
@@ -77,7 +78,13 @@ BackgroundPrefault::BackgroundPrefault(std::vector<Range> ranges, size_t slice_b
         if (to > from) (void)PopulateRange(static_cast<char*>(r.begin) + from, to - from);
       }
     }
-  });
+  };
+  try {
+    thread_ = std::thread(std::move(fault_in));
+  } catch (const std::system_error&) {
+    // No thread to be had (a process at its thread limit): the writer faults its pages
+    // itself, as without a prefault.
+  }
 }
 
 void BackgroundPrefault::Wait() {

@@ -18,8 +18,8 @@
 // writer needs no synchronisation with the helper; if it overtakes the helper, both may
 // fault a page and the kernel keeps one (correct, the helper's work just wasted).
 //
-// Where MADV_POPULATE_WRITE is missing (another OS, an older kernel), no thread is
-// started and the writer faults its pages itself, as without this class.
+// Where MADV_POPULATE_WRITE is missing (another OS, an older kernel), or no thread can
+// be started, the writer faults its pages itself, as without this class.
 //
 // Thread-safety: the object belongs to one thread. The ranges must stay mapped until
 // Wait() or the destructor returns.
