@@ -8,6 +8,8 @@
 // blocks are neither 2 MiB aligned nor advised, so std::vector never gets them.
 //
 //   std::vector<uint32_t, strata::HugePageAllocator<uint32_t>> generations(n);
+//   std::vector<uint32_t, strata::UninitializedHugePageAllocator<uint32_t>> slots;
+//   slots.resize(n);                          // not zeroed: written before read
 //   void* slab = strata::AllocateLarge(bytes, alignof(Position));
 //   ...
 //   strata::DeallocateLarge(slab, bytes, alignof(Position));
@@ -24,6 +26,8 @@
 
 #include <cstddef>
 #include <new>
+#include <type_traits>
+#include <utility>
 
 #include "base/policy_checks.h"
 
@@ -64,6 +68,29 @@ class HugePageAllocator {
   template <typename U>
   bool operator==(const HugePageAllocator<U>&) const noexcept {
     return true;
+  }
+};
+
+// UninitializedHugePageAllocator<T>: HugePageAllocator whose construct() with no
+// arguments default-initialises, so a container's resize(n) leaves new elements of a
+// trivial type unwritten instead of zeroing them. For large arrays whose every element
+// is written before it is read: zeroing them would write (and fault in) every page
+// once more, at the moment the array grows, for nothing. construct() with arguments,
+// and so resize(n, value), behave as usual.
+template <typename T>
+class UninitializedHugePageAllocator : public HugePageAllocator<T> {
+ public:
+  UninitializedHugePageAllocator() noexcept = default;
+  template <typename U>
+  UninitializedHugePageAllocator(const UninitializedHugePageAllocator<U>&) noexcept {}  // NOLINT
+
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
 

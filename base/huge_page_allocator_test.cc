@@ -1,11 +1,15 @@
 #include "base/huge_page_allocator.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/counting_allocator.h"
 
 namespace strata {
 namespace {
@@ -63,6 +67,76 @@ TEST(HugePageAllocatorTest, VectorGrowsAcrossTheThresholdAndKeepsItsValues) {
 
 TEST(HugePageAllocatorTest, InstancesCompareEqualAcrossTypes) {
   EXPECT_TRUE(HugePageAllocator<int>() == HugePageAllocator<double>());
+}
+
+// Uninitialised: resize() leaves elements for the caller to write; everything else is
+// HugePageAllocator's.
+using UninitVector = std::vector<uint32_t, UninitializedHugePageAllocator<uint32_t>>;
+
+TEST(UninitializedHugePageAllocatorTest, SmallAndLargeSizesAndGrowthKeepContents) {
+  UninitVector v;
+  v.resize(10);  // below the threshold: ordinary memory
+  for (uint32_t i = 0; i < 10; ++i) v[i] = i * 3;
+  const size_t large = 2 * kHugePageBytes / sizeof(uint32_t) + 7;  // above it
+  v.resize(large);
+  EXPECT_TRUE(IsAligned(v.data(), kHugePageBytes));
+  for (uint32_t i = 0; i < 10; ++i) EXPECT_EQ(v[i], i * 3) << i;  // growth moved them
+  for (size_t i = 10; i < large; ++i) v[i] = static_cast<uint32_t>(i);
+  v.resize(3 * large);  // grows again, past the first block's rounding
+  EXPECT_TRUE(IsAligned(v.data(), kHugePageBytes));
+  for (size_t i = 10; i < large; ++i) ASSERT_EQ(v[i], i);
+  EXPECT_EQ(v[9], 27u);
+  v[3 * large - 1] = 5;  // ASan checks the whole length is ours
+  EXPECT_EQ(v[3 * large - 1], 5u);
+}
+
+TEST(UninitializedHugePageAllocatorTest, ValueArgumentsStillInitialise) {
+  UninitVector v(kHugePageBytes / sizeof(uint32_t), 0xABCDu);  // construct with a value
+  EXPECT_EQ(std::count(v.begin(), v.end(), 0xABCDu), static_cast<ptrdiff_t>(v.size()));
+  v.resize(v.size() + 100, 7u);
+  EXPECT_EQ(v.back(), 7u);
+  v.push_back(9);
+  EXPECT_EQ(v.back(), 9u);
+  std::vector<std::pair<int, int>, UninitializedHugePageAllocator<std::pair<int, int>>> pairs;
+  pairs.emplace_back(1, 2);  // construct with arguments forwards them
+  EXPECT_EQ(pairs[0], std::make_pair(1, 2));
+}
+
+// UninitializedHugePageAllocator with every allocate/deallocate counted.
+testing::AllocationCounter& UninitCounter() {
+  static testing::AllocationCounter counter;
+  return counter;
+}
+struct CountedUninit : UninitializedHugePageAllocator<uint64_t> {
+  using value_type = uint64_t;
+  template <typename U>
+  struct rebind {
+    using other = CountedUninit;  // std::vector rebinds to its own value_type only
+  };
+  CountedUninit() = default;
+  uint64_t* allocate(size_t n) {
+    UninitCounter().RecordAllocation(n * sizeof(uint64_t));
+    return UninitializedHugePageAllocator<uint64_t>::allocate(n);
+  }
+  void deallocate(uint64_t* p, size_t n) noexcept {
+    UninitCounter().RecordDeallocation(n * sizeof(uint64_t));
+    UninitializedHugePageAllocator<uint64_t>::deallocate(p, n);
+  }
+  bool operator==(const CountedUninit&) const { return true; }
+};
+
+TEST(UninitializedHugePageAllocatorTest, ReleasesWhatItAllocates) {
+  {
+    std::vector<uint64_t, CountedUninit> v;
+    for (size_t n : {size_t{100}, kHugePageBytes / 8, 3 * kHugePageBytes / 8}) v.resize(n);
+    EXPECT_GE(UninitCounter().live_bytes(), static_cast<int64_t>(3 * kHugePageBytes));
+    EXPECT_TRUE(IsAligned(v.data(), kHugePageBytes));
+    v.clear();
+    v.shrink_to_fit();
+    EXPECT_EQ(UninitCounter().live_bytes(), 0);
+    v.resize(kHugePageBytes / 4);
+  }
+  EXPECT_EQ(UninitCounter().live_bytes(), 0);  // LeakSanitizer checks the blocks went back too
 }
 
 }  // namespace

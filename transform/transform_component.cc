@@ -1,17 +1,15 @@
-// TransformComponent: storage (the SoA block and its growth), stable ids, creation,
-// lookup, the three-step swap, destruction, the EntityManager connection and the
-// invariant audit. The other responsibilities live beside it:
-// transform_component_links.cc (links, SetLocal), transform_component_batch.cc (batches)
-// and transform_component_deferred.cc (UpdateWorld).
+// TransformComponent: creation, lookup, the three-step swap, destruction, the
+// EntityManager connection and the invariant audit. The other responsibilities live
+// beside it: transform_component_storage.cc (the SoA block, its growth and prefault, the
+// stable ids), transform_component_links.cc (links, SetLocal),
+// transform_component_batch.cc (batches) and transform_component_deferred.cc
+// (UpdateWorld).
 #include "transform/transform_component.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <new>
-#include <type_traits>
 #include <utility>
 
 #include "absl/base/macros.h"
@@ -23,7 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/check.h"
-#include "base/huge_page_allocator.h"
+#include "base/prefault.h"
 #include "base/status_macros.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
@@ -35,49 +33,9 @@ namespace {
 
 using transform_internal::HierarchyView;
 
-// NOTE: every column starts on a 64-byte boundary, so a matrix is one cache line.
-constexpr size_t kColumnAlignment = 64;
-
-size_t AlignUp(size_t n) { return (n + kColumnAlignment - 1) & ~(kColumnAlignment - 1); }
-
-// The byte offset of every column in the SoA block of `capacity` positions, and the
-// block's size: the one description of the layout, for Reserve and MemoryUsage.
-struct ColumnLayout {
-  size_t local, world, entity, parent, first_child, next_sibling, prev_sibling, id, mark,
-      idle;
-  size_t bytes;
-};
-
-ColumnLayout LayoutFor(size_t capacity) {
-  const size_t slots = capacity + 1;  // + the spare slot of the three-step swap
-  size_t offset = 0;
-  auto column = [&offset](size_t bytes) {
-    const size_t at = offset;
-    offset += AlignUp(bytes);
-    return at;
-  };
-  ColumnLayout layout;
-  layout.local = column(slots * sizeof(Matrix4x4));
-  layout.world = column(slots * sizeof(Matrix4x4));
-  layout.entity = column(slots * sizeof(Entity));
-  layout.parent = column(slots * sizeof(uint32_t));
-  layout.first_child = column(slots * sizeof(uint32_t));
-  layout.next_sibling = column(slots * sizeof(uint32_t));
-  layout.prev_sibling = column(slots * sizeof(uint32_t));
-  layout.id = column(slots * sizeof(uint32_t));
-  layout.mark = column(slots * sizeof(uint32_t));
-  layout.idle = column(slots * sizeof(uint8_t));
-  layout.bytes = offset;
-  return layout;
-}
-
 const Matrix4x4 kIdentity = Matrix4x4::Identity();
 
 }  // namespace
-
-void TransformComponent::FreeBuffer::operator()(void* p) const {
-  DeallocateLarge(p, bytes, kColumnAlignment);
-}
 
 TransformComponent::TransformComponent(const Options& options) : options_(options) {
   static std::atomic<uint64_t> components{0};
@@ -102,82 +60,6 @@ absl::StatusOr<std::unique_ptr<TransformComponent>> TransformComponent::Make(
 
 TransformComponent::~TransformComponent() = default;
 
-absl::Status TransformComponent::Reserve(size_t min_capacity) {
-  if (min_capacity > kMaxCapacity) {
-    return absl::InvalidArgumentError(absl::StrCat("TransformComponent::Reserve: ",
-                                                   min_capacity, " is above kMaxCapacity (",
-                                                   kMaxCapacity, ")"));
-  }
-  Grow(min_capacity);
-  return absl::OkStatus();
-}
-
-void TransformComponent::Grow(size_t min_capacity) {
-  if (min_capacity <= capacity_) return;
-  // Positions and ids are 32-bit with kNone reserved, and the spare slot needs one more.
-  static_assert(kMaxCapacity == kNone - 2);
-  size_t new_capacity = std::max<size_t>({min_capacity, capacity_ * 2, 16});
-  new_capacity = std::min<size_t>(new_capacity, kMaxCapacity);
-  const size_t slots = new_capacity + 1;  // + the spare slot of the three-step swap
-  const ColumnLayout layout = LayoutFor(new_capacity);
-  // NOTE: a large block (from 1 MiB) is 2 MiB aligned and advised for transparent huge
-  // pages: a million nodes span 64 MB per matrix column, and with 4 KiB pages every
-  // 64 nodes of a column is another TLB miss.
-  std::unique_ptr<void, FreeBuffer> buffer(AllocateLarge(layout.bytes, kColumnAlignment),
-                                           FreeBuffer{layout.bytes});
-  std::byte* base = static_cast<std::byte*>(buffer.get());
-
-  auto move_column = [&](auto*& old_column, size_t at, size_t count) {
-    using T = std::remove_reference_t<decltype(*old_column)>;
-    T* fresh = reinterpret_cast<T*>(base + at);
-    if (count > 0) std::memcpy(fresh, old_column, count * sizeof(T));
-    old_column = fresh;
-  };
-  move_column(local_, layout.local, size_);
-  move_column(world_, layout.world, size_);
-  move_column(entity_, layout.entity, size_);
-  move_column(parent_, layout.parent, size_);
-  move_column(first_child_, layout.first_child, size_);
-  move_column(next_sibling_, layout.next_sibling, size_);
-  move_column(prev_sibling_, layout.prev_sibling, size_);
-  move_column(id_, layout.id, size_);
-  move_column(mark_, layout.mark, 0);
-  std::memset(mark_, 0, slots * sizeof(uint32_t));  // marks of no epoch
-  move_column(idle_, layout.idle, size_);
-  buffer_ = std::move(buffer);
-  capacity_ = new_capacity;
-  // Ids are reused before new ones are made (min_free_indices 0), so live ids stay
-  // below capacity_ and these never grow inside a batch.
-  ids_.Reserve(new_capacity);
-  if (id_position_.size() < new_capacity) id_position_.resize(new_capacity);
-}
-
-GenerationTable::Options TransformComponent::IdTableOptions() {
-  GenerationTable::Options options;
-  // Freed ids are reused first (oldest first), so the per-id columns stay as long as
-  // the most instances ever alive; the generation already makes old handles stale.
-  options.min_free_indices = 0;
-  return options;
-}
-
-uint32_t TransformComponent::AllocateId() {
-  uint32_t id, generation;
-  // Fails only with every id below 2^32 - 2 live or retired (retired after 2^31
-  // destroys each), far past kMaxCapacity live instances.
-  const bool acquired = ids_.Acquire(&id, &generation);
-  STRATA_CHECK(acquired, "TransformComponent: every stable id is live or retired");
-  // Only retired ids (never reissued) can push an id past capacity_.
-  if (ABSL_PREDICT_FALSE(id >= id_position_.size())) id_position_.resize(size_t{id} + 1);
-  return id;
-}
-
-void TransformComponent::FreeId(uint32_t id) {
-  ++layout_version_;  // a prepared batch holding it must find it stale
-  // The generation advances so every old handle is stale; at the largest generation
-  // the id is retired instead of wrapping.
-  ids_.Release(id);
-}
-
 inline uint32_t TransformComponent::WriteNewNode(uint32_t pos, Entity entity, const Matrix4x4& local) {
   local_[pos] = local;
   entity_[pos] = entity;
@@ -186,9 +68,8 @@ inline uint32_t TransformComponent::WriteNewNode(uint32_t pos, Entity entity, co
   next_sibling_[pos] = kNone;
   prev_sibling_[pos] = kNone;
   idle_[pos] = 0;
-  const uint32_t id = AllocateId();
+  const uint32_t id = AllocateId(pos);
   id_[pos] = id;
-  id_position_[id] = pos;
   return id;
 }
 
@@ -341,6 +222,8 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     return Full(entities.size());
   }
   Grow(size_ + entities.size());
+  const BackgroundPrefault prefault =
+      PrefaultNewNodes(static_cast<uint32_t>(size_), entities.size());
   for (size_t k = 0; k < entities.size(); ++k) {
     const uint32_t pos = Append(entities[k], locals[k]);
     FillEntity(entities[k], id_[pos]);
@@ -387,6 +270,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     return Full(n);
   }
   Grow(size_ + n);
+  const BackgroundPrefault prefault = PrefaultNewNodes(static_cast<uint32_t>(size_), n);
   // Immediate mode: no dirty range, so instance k lands at position first + k. Each
   // chunk is written, then its worlds computed while it is still in cache (parents sit
   // before children, in this chunk or an earlier one: UpdateRange's requirement).
@@ -399,7 +283,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
       const uint32_t pos = first + static_cast<uint32_t>(k);
       const uint32_t id = WriteNewNode(pos, entities[k], locals[k]);
       FillEntity(entities[k], id);
-      if (!out.empty()) out[k] = TransformHandle(id, ids_.generation(id));
+      if (!out.empty()) out[k] = TransformHandle(id, id_slots_[id].generation);
       if (parents[k] != kNoBatchParent) Attach(pos, first + parents[k]);
     }
     size_ = first + end;
@@ -450,7 +334,7 @@ void TransformComponent::MoveNode(uint32_t from, uint32_t to) {
   if (prev_sibling_[to] != kNone) next_sibling_[prev_sibling_[to]] = to;
   if (next_sibling_[to] != kNone) prev_sibling_[next_sibling_[to]] = to;
   for (uint32_t c = first_child_[to]; c != kNone; c = next_sibling_[c]) parent_[c] = to;
-  id_position_[id_[to]] = to;
+  id_slots_[id_[to]].position = to;
 }
 
 void TransformComponent::Swap(uint32_t a, uint32_t b) {
@@ -496,11 +380,11 @@ void TransformComponent::DestroyAt(uint32_t pos) {
 
   // The orphans' world is now their local: update their subtrees.
   if (options_.mode == Mode::kImmediate) {
-    for (uint32_t& id : orphan_ids) id = id_position_[id];
+    for (uint32_t& id : orphan_ids) id = id_slots_[id].position;
     const HierarchyView view = View();
     transform_internal::UpdateSubtrees(view, orphan_ids.data(), orphan_ids.size());
   } else {
-    for (uint32_t id : orphan_ids) Touch(id_position_[id]);
+    for (uint32_t id : orphan_ids) Touch(id_slots_[id].position);
   }
 }
 
@@ -513,7 +397,7 @@ absl::Status TransformComponent::Destroy(TransformHandle i) {
 bool TransformComponent::DestroyEntity(Entity entity) {
   const uint32_t id = FindId(entity);
   if (id == kNone) return false;
-  DestroyAt(id_position_[id]);
+  DestroyAt(id_slots_[id].position);
   return true;
 }
 
@@ -530,20 +414,6 @@ void TransformComponent::OnEntitiesDestroyed(absl::Span<const Entity> entities) 
 
 // ---- Introspection -------------------------------------------------------------------
 
-size_t TransformComponent::MemoryUsage() const {
-  size_t bytes = 0;
-  if (capacity_ > 0) bytes += LayoutFor(capacity_).bytes;
-  bytes += ids_.MemoryUsage() + id_position_.capacity() * sizeof(uint32_t);
-  bytes += entity_pages_.capacity() * sizeof(entity_pages_[0]) +
-           entity_pages_allocated_ * kEntityPageSize * sizeof(EntitySlot);
-  bytes += entity_overflow_.bucket_count() * (sizeof(std::pair<Entity, uint32_t>) + 1);
-  bytes += (scratch_positions_.capacity() + scratch_roots_.capacity() +
-            scratch_path_.capacity() + scratch_splits_.capacity() +
-            scratch_inner_.capacity()) *
-           sizeof(uint32_t);
-  return bytes;
-}
-
 absl::Status TransformComponent::CheckInvariants() const {
   auto fail = [](auto&&... parts) { return absl::InternalError(absl::StrCat(parts...)); };
   if (size_ > capacity_ && size_ > 0) return fail("size ", size_, " > capacity ", capacity_);
@@ -559,7 +429,8 @@ absl::Status TransformComponent::CheckInvariants() const {
   size_t listed = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t id = id_[i];
-    if (!ids_.in_use(id) || id_position_[id] != i) {
+    if (!ids_.in_use(id) || id_slots_[id].position != i ||
+        id_slots_[id].generation != ids_.generation(id)) {
       return fail("position ", i, ": id table broken");
     }
     if (FindId(entity_[i]) != id) return fail("position ", i, ": entity map broken");
@@ -594,7 +465,13 @@ absl::Status TransformComponent::CheckInvariants() const {
     for (x = i; x != kNone && state[x] == 1; x = parent_[x]) state[x] = 2;
   }
   if (ids_.live() != n) return fail("ids leak: ", ids_.live(), " ids live for ", n, " nodes");
-  if (id_position_.size() < ids_.size()) return fail("id position column too short");
+  if (id_slots_.size() < ids_.size()) return fail("id slot column too short");
+  for (uint32_t id = 0; id < ids_.size(); ++id) {
+    // A free or retired id's copy holds the table's word, free bit included.
+    if (!ids_.in_use(id) && id_slots_[id].generation != (ids_.words()[id])) {
+      return fail("id ", id, ": generation copy differs from the id table");
+    }
+  }
   return absl::OkStatus();
 }
 

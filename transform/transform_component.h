@@ -55,12 +55,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/huge_page_allocator.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "entity/generation_table.h"
 #include "transform/matrix.h"
 
 namespace strata {
+
+class BackgroundPrefault;
 
 namespace transform_internal {
 struct HierarchyView;
@@ -116,6 +119,12 @@ class TransformComponent {
     // batches keep them in cache. Same results. (UpdateWorld never streams: measured
     // slower there, see README.)
     size_t stream_min_nodes = size_t{1} << 16;
+    // prefault_min_nodes: a CreateBatch of at least this many nodes has a helper thread
+    // fault the storage it is about to write in ahead of it (base/prefault.h), so the
+    // kernel zeroes fresh pages on another core: the first spawn into new storage then
+    // costs about what a respawn costs. Storage already in use costs a page-table walk.
+    // Same results.
+    size_t prefault_min_nodes = size_t{1} << 16;
   };
 
   // PreparedBatch: a list of instances checked and resolved to positions once (by
@@ -209,17 +218,20 @@ class TransformComponent {
   // holds another generation of its index, which only a disconnected component sees).
   TransformHandle Lookup(Entity entity) const {
     const uint32_t id = FindId(entity);
-    return id == kNone ? TransformHandle() : TransformHandle(id, ids_.generation(id));
+    return id == kNone ? TransformHandle() : TransformHandle(id, id_slots_[id].generation);
   }
 
   // IsValid: true if `i` was issued here and not destroyed since. O(1).
   bool IsValid(TransformHandle i) const {
-    return ids_.Contains(i.id_, i.generation_);
+    // The id's generation is read from its slot beside its position (one cache line
+    // for IsValid + PositionOf); ids_ bounds the ids issued.
+    return i.id_ < ids_.size() && (i.generation_ & GenerationTable::kFreeBit) == 0 &&
+           id_slots_[i.id_].generation == i.generation_;
   }
 
   // entity: the entity of `i`; the invalid Entity for an invalid instance. O(1).
   Entity entity(TransformHandle i) const {
-    return IsValid(i) ? entity_[id_position_[i.id_]] : Entity();
+    return IsValid(i) ? entity_[id_slots_[i.id_].position] : Entity();
   }
 
   // Destroy: removes `i`. Its children become roots whose world is their local (their
@@ -384,9 +396,9 @@ class TransformComponent {
                        std::vector<uint32_t>& inner);
   // (Re)resolves batch.instances_ at the current layout; NotFound as PrepareBatch.
   absl::Status Resolve(PreparedBatch& batch);
-  uint32_t PositionOf(TransformHandle i) const { return id_position_[i.id_]; }
+  uint32_t PositionOf(TransformHandle i) const { return id_slots_[i.id_].position; }
   TransformHandle HandleAt(uint32_t pos) const {
-    return TransformHandle(id_[pos], ids_.generation(id_[pos]));
+    return TransformHandle(id_[pos], id_slots_[id_[pos]].generation);
   }
   bool IsDirty(uint32_t pos) const { return pos >= first_dirty_; }
   // The columns the kernels of transform/internal/transform_kernels.h walk.
@@ -394,9 +406,15 @@ class TransformComponent {
 
   // Grows to at least min_capacity (<= kMaxCapacity, checked by the caller).
   void Grow(size_t min_capacity);
+  // CreateBatch's helper: with n >= prefault_min_nodes, starts faulting in the columns
+  // of positions [first, first + n) and the id slots new ids take (from ids_.size()
+  // on); returns the running prefault (idle below the threshold), which the caller
+  // keeps in scope while it writes them.
+  BackgroundPrefault PrefaultNewNodes(uint32_t first, size_t n);
   // The stable ids: a GenerationTable (its policy, with min_free_indices 0).
   static GenerationTable::Options IdTableOptions();
-  uint32_t AllocateId();
+  // AllocateId: a new id for the node at `pos` (its slot filled); FreeId: releases it.
+  uint32_t AllocateId(uint32_t pos);
   void FreeId(uint32_t id);
   // Writes an unlinked node at position `pos` (its local, entity and a new id; not its
   // world) and returns the id. Append and CreateBatch's immediate path share it.
@@ -465,9 +483,22 @@ class TransformComponent {
   uint32_t* prev_sibling_ = nullptr;
   uint32_t* id_ = nullptr;             // position -> stable id
   uint32_t* mark_ = nullptr;           // SetLocalBatch scratch: epoch << 2 | flags
+  // The mark column holds garbage until the first batch that needs marks clears it:
+  // Grow does not, so a spawn never writes (and faults in) a column it does not use.
+  bool marks_stale_ = true;
   uint8_t* idle_ = nullptr;            // deferred: updates since the last SetLocal
   GenerationTable ids_{IdTableOptions()};  // per id: generation, free queue
-  std::vector<uint32_t> id_position_;      // per id: position while live
+  // Per id below ids_.size(): its position while live, and a copy of its word in ids_
+  // (the generation, with kFreeBit while free or retired), so resolving a handle reads
+  // one cache line, not one in ids_ and one here. ids_ keeps the policy; AllocateId
+  // and FreeId keep the copy equal to it (CheckInvariants audits that). Huge-page
+  // backed like the block; resize() leaves new slots unwritten (each is written when
+  // its id is issued, and ids at or above ids_.size() are never read).
+  struct IdSlot {
+    uint32_t generation;
+    uint32_t position;
+  };
+  std::vector<IdSlot, UninitializedHugePageAllocator<IdSlot>> id_slots_;
 
   // Entity -> id, by Entity::index(): pages of kEntityPageSize slots, allocated on first
   // use (zeroed: free), each {generation, id + 1} (0: no transform). A bulk spawn writes

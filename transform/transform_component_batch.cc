@@ -155,8 +155,7 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle>
     // The columns in locals: the stores to `out` could alias the members otherwise.
     const TransformHandle* in = instances.data();
     uint32_t* const out = scratch_positions_.data();
-    const uint32_t* const generation = ids_.words();
-    const uint32_t* const position = id_position_.data();
+    const IdSlot* const slots = id_slots_.data();
     const uint32_t* const parent = parent_;
     const uint32_t id_limit = static_cast<uint32_t>(ids_.size());
     auto scan_range = [=](size_t begin, size_t end, BatchScan acc) {
@@ -165,14 +164,14 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle>
       int64_t last = acc.last;
       for (size_t k = begin; k < end; ++k) {
         const uint32_t id = in[k].id_;
-        // A free id's word has GenerationTable::kFreeBit set, which no issued handle
-        // has; a forged handle carrying it is refused by the second test.
-        if (id >= id_limit || generation[id] != in[k].generation_ ||
+        // A free id's generation has GenerationTable::kFreeBit set, which no issued
+        // handle has; a forged handle carrying it is refused by the second test.
+        if (id >= id_limit || slots[id].generation != in[k].generation_ ||
             (in[k].generation_ & GenerationTable::kFreeBit) != 0) {
           acc.first_invalid = std::min(acc.first_invalid, k);
           continue;
         }
-        const uint32_t pos = position[id];
+        const uint32_t pos = slots[id].position;
         out[k] = pos;
         parented |= parent[pos] != kNone;
         increasing &= int64_t{pos} > last;
@@ -213,9 +212,10 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle>
 size_t TransformComponent::FindWalkRoots(const uint32_t* positions, size_t n,
                                          std::vector<uint32_t>& roots,
                                          std::vector<uint32_t>& inner) {
-  if (batch_epoch_ == kMaxEpoch) {
-    std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));
+  if (batch_epoch_ == kMaxEpoch || marks_stale_) {
+    std::memset(mark_, 0, (capacity_ + 1) * sizeof(uint32_t));  // marks of no epoch
     batch_epoch_ = 0;
+    marks_stale_ = false;
   }
   const uint32_t tag = ++batch_epoch_ << kMarkShift;
   for (size_t k = 0; k < n; ++k) mark_[positions[k]] = tag | kInBatch;
@@ -319,7 +319,7 @@ absl::Status TransformComponent::SetLocalBatch(PreparedBatch& batch,
         scratch_path_.push_back(id_[pos]);
       }
     }
-    for (uint32_t id : scratch_path_) Touch(id_position_[id]);
+    for (uint32_t id : scratch_path_) Touch(id_slots_[id].position);
     return absl::OkStatus();
   }
   const bool stream = batch.written_ >= options_.stream_min_nodes;

@@ -95,6 +95,74 @@ TEST_P(TransformModes, CreateBatchWithParentsEqualsCreateBatchThenLinkBatch) {
   }
 }
 
+// A batch whose storage a helper thread faults in ahead of it (prefault_min_nodes 1)
+// gives exactly what the same batches give without one: growth in the middle, reused
+// ids, both overloads, then a batch update through the marks the growth left unset.
+TEST_P(TransformModes, PrefaultedBatchesEqualPlainOnes) {
+  TransformComponent::Options with = WithMode(GetParam()), without = WithMode(GetParam());
+  with.prefault_min_nodes = 1;
+  without.prefault_min_nodes = SIZE_MAX;
+  TransformComponent prefaulted(with), plain(without);
+  Random rng(testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  std::vector<std::vector<TransformHandle>> handles(2);
+  uint32_t next_entity = 0;
+  for (const size_t n : {size_t{40}, size_t{5000}, size_t{1}, size_t{70000}}) {
+    std::vector<Entity> entities;
+    std::vector<Matrix4x4> locals;
+    std::vector<uint32_t> parents;
+    for (size_t i = 0; i < n; ++i) {
+      entities.emplace_back(next_entity++, 0);
+      locals.push_back(RandomRigid(rng));
+      parents.push_back(i == 0 || rng.Bernoulli(0.3)
+                            ? kRoot
+                            : static_cast<uint32_t>(rng.UniformInt(0, static_cast<int>(i) - 1)));
+    }
+    int side = 0;
+    for (TransformComponent* tc : {&prefaulted, &plain}) {
+      std::vector<TransformHandle> out(n);
+      if (n % 2 == 0) {
+        ASSERT_THAT(tc->CreateBatch(entities, locals, parents, absl::MakeSpan(out)), IsOk());
+      } else {
+        ASSERT_THAT(tc->CreateBatch(entities, locals, absl::MakeSpan(out)), IsOk());
+      }
+      // Destroy every third handle so far: the next batch reuses their ids.
+      std::vector<TransformHandle>& all = handles[side++];
+      all.insert(all.end(), out.begin(), out.end());
+      for (size_t k = 0; k < all.size(); k += 3) {
+        if (tc->IsValid(all[k])) {
+          ASSERT_THAT(tc->Destroy(all[k]), IsOk());
+        }
+      }
+      Settle(*tc);
+      ASSERT_THAT(tc->CheckInvariants(), IsOk());
+    }
+    ASSERT_EQ(handles[0], handles[1]);
+    ASSERT_EQ(prefaulted.size(), plain.size());
+  }
+  // Every third live node moves, children with their parents: the marked update path.
+  std::vector<TransformHandle> movers;
+  std::vector<Matrix4x4> moved;
+  for (size_t k = 0; k < handles[0].size(); k += 3) {
+    if (!prefaulted.IsValid(handles[0][k])) continue;
+    movers.push_back(handles[0][k]);
+    moved.push_back(RandomRigid(rng));
+  }
+  ASSERT_THAT(prefaulted.SetLocalBatch(movers, moved), IsOk());
+  ASSERT_THAT(plain.SetLocalBatch(movers, moved), IsOk());
+  Settle(prefaulted);
+  Settle(plain);
+  ASSERT_THAT(prefaulted.CheckInvariants(), IsOk());
+  for (size_t k = 0; k < handles[0].size(); ++k) {
+    const TransformHandle h = handles[0][k];
+    ASSERT_EQ(prefaulted.IsValid(h), plain.IsValid(h)) << k;
+    if (!plain.IsValid(h)) continue;
+    ASSERT_EQ(prefaulted.Parent(h), plain.Parent(h)) << k;
+    ASSERT_EQ(prefaulted.Local(h), plain.Local(h)) << k;
+    ASSERT_EQ(prefaulted.World(h), plain.World(h)) << k;
+  }
+}
+
 TEST_P(TransformModes, CreateBatchWithParentsWithoutOut) {
   TransformComponent tc(WithMode(GetParam()));
   const std::vector<Entity> entities = {Entity(0, 0), Entity(1, 0), Entity(2, 0)};

@@ -157,7 +157,7 @@ void TransformComponent::OrderDirtyRange() {
   ABSL_HARDENING_ASSERT(order.size() == end - first_dirty_);
   for (uint32_t k = 0; k < order.size(); ++k) {
     // Positions before first_dirty_ + k are final, so the node is at or after it.
-    Swap(first_dirty_ + k, id_position_[order[k]]);
+    Swap(first_dirty_ + k, id_slots_[order[k]].position);
   }
   dirty_range_preordered_ = true;  // until the next Swap, Attach or Detach
 }
