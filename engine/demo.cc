@@ -66,6 +66,20 @@ std::string MachineName() {
   return "unknown";
 }
 
+// The timed systems, in frame order, then the whole frame: indices into the samples.
+enum SystemSlot : size_t {
+  kEmit,
+  kMove,
+  kFade,
+  kDestroy,
+  kCompact,
+  kTransforms,
+  kSpriteSync,
+  kRender,
+  kFogProperty,
+  kFrame,
+};
+
 // Per-frame samples of one system.
 struct Samples {
   std::string name;
@@ -240,6 +254,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   report.animated_roots = animator.num_roots();
   report.animated_nodes = animator.num_nodes();
 
+  // In SystemSlot order.
   std::vector<Samples> samples = {{"emit", {}},        {"move", {}},    {"fade", {}},
                                   {"destroy", {}},     {"compact", {}}, {"transforms", {}},
                                   {"sprite_sync", {}}, {"render", {}},  {"fog_property", {}},
@@ -247,7 +262,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   for (Samples& s : samples) s.ms.reserve(static_cast<size_t>(options.frames));
   std::vector<Entity> created, dead;
   std::vector<SpriteVertex> vertices;
-  auto timed = [&samples](size_t system, auto&& body) {
+  auto timed = [&samples](SystemSlot system, auto&& body) {
     const Clock::time_point t0 = Clock::now();
     body();
     samples[system].ms.push_back(MillisecondsSince(t0));
@@ -260,25 +275,25 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   for (int frame = 0; frame < options.frames && status.ok(); ++frame) {
     const float seconds = static_cast<float>(frame) * options.dt;
     const Clock::time_point frame_start = Clock::now();
-    timed(0, [&] {
+    timed(kEmit, [&] {
       fail(EmitSparks(world, static_cast<uint32_t>(options.sparks_per_frame),
                       options.seed * 1000003u + static_cast<uint64_t>(frame), &created));
     });
     report.sparks_emitted += created.size();
-    timed(1, [&] { MoveSparks(world, options.dt, parallel); });
-    timed(2, [&] { FadeSparks(world, options.dt, parallel, &dead); });
+    timed(kMove, [&] { MoveSparks(world, options.dt, parallel); });
+    timed(kFade, [&] { FadeSparks(world, options.dt, parallel, &dead); });
     report.sparks_destroyed += dead.size();
-    timed(3, [&] { fail(DestroyEntities(world, &dead)); });
-    timed(4, [&] {
+    timed(kDestroy, [&] { fail(DestroyEntities(world, &dead)); });
+    timed(kCompact, [&] {
       if (options.compact_budget == 0) return;
       const size_t moved = world.pages().Compact(static_cast<size_t>(options.compact_budget));
       report.compact_moves += moved;
       report.compact_frames += moved > 0 ? 1 : 0;
     });
-    timed(5, [&] { fail(animator.Step(world, seconds)); });
-    timed(6, [&] { SyncSprites(world); });
-    timed(7, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
-    timed(8, [&] {
+    timed(kTransforms, [&] { fail(animator.Step(world, seconds)); });
+    timed(kSpriteSync, [&] { SyncSprites(world); });
+    timed(kRender, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
+    timed(kFogProperty, [&] {
       if (!fog_owner.is_valid()) return;
       const float density = 0.02f + 0.015f * (1.0f + std::sin(seconds));
       fail(world.SetFloatProperty(fog_owner, "Fog", "density", density));
@@ -290,14 +305,14 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
       }
       report.fog_density_last = density;
     });
-    samples[9].ms.push_back(MillisecondsSince(frame_start));
+    samples[kFrame].ms.push_back(MillisecondsSince(frame_start));
     if (world.entities().size() > report.entities_alive_peak) {
       report.entities_alive_peak = world.entities().size();
       peak = world.Memory();
     }
     if (progress != nullptr && options.progress_every > 0 &&
         ((frame + 1) % options.progress_every == 0 || frame + 1 == options.frames)) {
-      const std::vector<double>& f = samples[9].ms;
+      const std::vector<double>& f = samples[kFrame].ms;
       const size_t window = std::min<size_t>(f.size(), static_cast<size_t>(options.progress_every));
       Samples recent{"frame", std::vector<double>(f.end() - static_cast<std::ptrdiff_t>(window), f.end())};
       const SystemTiming t = Summarise(recent);
