@@ -43,10 +43,7 @@ void ExpectSameAsSerial(const std::string& level, const EntityCompiler::Options&
   absl::StatusOr<EntityCompiler::Result> parallel =
       Compiler().Compile(level, WithThreads(options, threads, slice_bytes));
   ASSERT_EQ(parallel.status(), serial.status());
-  if (!serial.ok()) return;
-  EXPECT_EQ(parallel->blob, serial->blob);
-  EXPECT_EQ(parallel->warnings, serial->warnings);
-  EXPECT_EQ(parallel->num_entities, serial->num_entities);
+  testing::ExpectSameOutput(parallel, serial);
 }
 
 TEST(EntityCompilerParallel, RandomLevelsAreByteIdenticalForAnyThreadCountAndSliceSize) {

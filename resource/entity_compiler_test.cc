@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "index/id_string.h"
 #include "resource/format.h"
+#include "resource/testing/test_levels.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 
@@ -23,14 +24,8 @@ using ::strata::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// position: 3 floats (12 bytes), spawn order 10.
-absl::Status CompilePosition(const nlohmann::json& config, ComponentDataWriter& out) {
-  STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"position"}));
-  float position[3] = {0, 0, 0};
-  STRATA_RETURN_IF_ERROR(ReadFloats(config, "position", absl::MakeSpan(position)));
-  for (float f : position) out.WriteF32(f);
-  return absl::OkStatus();
-}
+// position (testing::CompilePosition): 3 floats (12 bytes), registered at spawn order 10.
+using ::strata::testing::CompilePosition;
 
 // labelled: density float, then a variable-length label; spawn order 20.
 absl::Status CompileLabelled(const nlohmann::json& config, ComponentDataWriter& out) {

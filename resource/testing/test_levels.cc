@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "gtest/gtest.h"
 
 namespace strata::testing {
-namespace {
 
 absl::Status CompilePosition(const nlohmann::json& config, ComponentDataWriter& out) {
   STRATA_RETURN_IF_ERROR(CheckComponentKeys(config, {"position"}));
@@ -19,6 +19,17 @@ absl::Status CompilePosition(const nlohmann::json& config, ComponentDataWriter& 
   for (float f : position) out.WriteF32(f);
   return absl::OkStatus();
 }
+
+void ExpectSameOutput(const absl::StatusOr<EntityCompiler::Result>& actual,
+                      const absl::StatusOr<EntityCompiler::Result>& expected) {
+  ASSERT_EQ(actual.ok(), expected.ok());
+  if (!actual.ok()) return;
+  EXPECT_EQ(actual->blob, expected->blob);
+  EXPECT_EQ(actual->warnings, expected->warnings);
+  EXPECT_EQ(actual->num_entities, expected->num_entities);
+}
+
+namespace {
 
 // Variable size: a count, a label's bytes, a name.
 absl::Status CompileLabelled(const nlohmann::json& config, ComponentDataWriter& out) {

@@ -12,6 +12,8 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "testing/random.h"
 
@@ -22,6 +24,16 @@ namespace strata::testing {
 // order 10) and "link" (an entity reference, 4 bytes; order 20). Thread-safe to share:
 // its compile functions keep no state.
 const EntityCompiler& TestLevelCompiler();
+
+// CompilePosition: a compile function for a 12-byte position, three floats under the
+// key "position" (missing means 0, 0, 0); rejects other keys.
+absl::Status CompilePosition(const nlohmann::json& config, ComponentDataWriter& out);
+
+// ExpectSameOutput: gtest expectations that `actual` and `expected` both failed or both
+// compiled to the same blob, warnings and entity count. Compare statuses first where
+// the messages must match too.
+void ExpectSameOutput(const absl::StatusOr<EntityCompiler::Result>& actual,
+                      const absl::StatusOr<EntityCompiler::Result>& expected);
 
 // RandomEntity: appends one random entity to `out`: keys in a random order (children
 // may come before components, the name last), components of every kind (and of
