@@ -6,11 +6,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_join.h"
-#include "base/user_text.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "base/user_text.h"
+#include "nlohmann/json.hpp"
 
 namespace strata {
 
@@ -33,6 +34,16 @@ absl::StatusOr<ComponentType> ComponentType::FromCustom(Custom custom) {
   type.export_ = std::move(custom.export_instance);
   type.make_store_ = std::move(custom.make_store);
   return type;
+}
+
+absl::Status ComponentType::Compile(const nlohmann::json& config, ComponentDataWriter& out) const {
+  return compile_ ? compile_(config, out) : component_internal::CompileDeclared(*this, config, out);
+}
+
+absl::StatusOr<nlohmann::json> ComponentType::Export(absl::Span<const std::byte> instance,
+                                                     const FieldTextLookup& lookup) const {
+  return export_ ? export_(instance, lookup)
+                 : component_internal::ExportDeclared(*this, instance, lookup);
 }
 
 absl::Status ComponentType::RegisterCompiler(EntityCompiler& compiler) const {

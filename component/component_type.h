@@ -33,7 +33,7 @@
 #include "index/id_string.h"
 #include "index/property_system.h"
 #include "iteration/entity_pages.h"
-#include "nlohmann/json.hpp"
+#include "nlohmann/json_fwd.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
@@ -171,15 +171,10 @@ class ComponentType {
   // ComponentRegistry keeps its types at stable addresses).
   absl::Status RegisterCompiler(EntityCompiler& compiler) const;
   // Compile: one component's JSON into instance bytes (what RegisterCompiler registers).
-  absl::Status Compile(const nlohmann::json& config, ComponentDataWriter& out) const {
-    return compile_ ? compile_(config, out) : component_internal::CompileDeclared(*this, config, out);
-  }
+  absl::Status Compile(const nlohmann::json& config, ComponentDataWriter& out) const;
   // Export: one instance's fields as level JSON.
   absl::StatusOr<nlohmann::json> Export(absl::Span<const std::byte> instance,
-                                        const FieldTextLookup& lookup) const {
-    return export_ ? export_(instance, lookup)
-                   : component_internal::ExportDeclared(*this, instance, lookup);
-  }
+                                        const FieldTextLookup& lookup) const;
   // MakeStore: this type's store in a world.
   absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const WorldServices& services) const {
     return make_store_(*this, services);

@@ -8,6 +8,7 @@
 #include "component/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "testing/status_matchers.h"
 

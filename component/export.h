@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "component/registry.h"
-#include "nlohmann/json.hpp"
+#include "nlohmann/json_fwd.hpp"
 #include "resource/format.h"
 
 namespace strata {

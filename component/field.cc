@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/user_text.h"
+#include "nlohmann/json.hpp"
 
 namespace strata {
 namespace {

@@ -34,7 +34,7 @@
 #include "entity/entity.h"
 #include "index/id_string.h"
 #include "index/property_system.h"
-#include "nlohmann/json.hpp"
+#include "nlohmann/json_fwd.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "transform/matrix.h"

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "component/export.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "resource/tool_commands.h"

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "nlohmann/json.hpp"
 #include "transform/matrix.h"
 #include "transform/transform_properties.h"
 #include "transform/transform_resource.h"

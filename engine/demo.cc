@@ -24,6 +24,7 @@
 #include "engine/world.h"
 #include "index/id_string.h"
 #include "iteration/filter.h"
+#include "nlohmann/json.hpp"
 #include "oneapi/tbb/global_control.h"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"

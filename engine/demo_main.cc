@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/demo.h"
+#include "nlohmann/json.hpp"
 #include "resource/tool_io.h"
 
 ABSL_FLAG(std::string, level, "",

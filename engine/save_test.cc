@@ -12,6 +12,7 @@
 #include "engine/world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "testing/status_matchers.h"
 

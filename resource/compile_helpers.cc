@@ -1,7 +1,5 @@
 // The helpers compile functions use (ReadFloat, CheckComponentKeys, ...) and the
 // ComponentDataWriter's name handling; see entity_compiler.h.
-#include "resource/entity_compiler.h"
-
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -9,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/user_text.h"
+#include "nlohmann/json.hpp"
+#include "resource/entity_compiler.h"
 
 namespace strata {
 namespace {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/user_text.h"
+#include "nlohmann/json.hpp"
 #include "resource/internal/entity_table.h"
 #include "resource/internal/level_stream.h"
 #include "resource/strict_json.h"

@@ -60,7 +60,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "index/id_string.h"
-#include "nlohmann/json.hpp"
+#include "nlohmann/json_fwd.hpp"
 #include "resource/format.h"
 #include "resource/metadata.h"
 
@@ -143,7 +143,8 @@ class ComponentDataWriter {
 // CompileFunction: writes one component instance's data for `config` (the component's
 // JSON object, "type" and "name" included) to `out`. Returns InvalidArgument with a
 // short reason (e.g. `"position": expected an array of 3 numbers`); the compiler adds
-// the entity path and component to the message.
+// the entity path and component to the message. This header only declares
+// nlohmann::json (json_fwd.hpp): a file that reads `config` includes nlohmann/json.hpp.
 using CompileFunction =
     std::function<absl::Status(const nlohmann::json& config, ComponentDataWriter& out)>;
 

@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "resource/metadata.h"

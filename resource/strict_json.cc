@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/user_text.h"
+#include "nlohmann/json.hpp"
 
 namespace strata {
 namespace {

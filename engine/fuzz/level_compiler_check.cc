@@ -10,6 +10,7 @@
 #include "engine/fuzz/level_compiler_fuzzer.h"
 #include "engine/sample_components.h"
 #include "engine/world.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 

@@ -17,6 +17,7 @@
 #include "engine/world.h"
 #include "gtest/gtest.h"
 #include "index/property_system.h"
+#include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "testing/status_matchers.h"

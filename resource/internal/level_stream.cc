@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/user_text.h"
+#include "nlohmann/json.hpp"
 #include "resource/format.h"
 #include "simdjson.h"
 
