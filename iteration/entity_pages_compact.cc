@@ -36,36 +36,68 @@ uint64_t SignatureKey(ComponentId c) {
   return (z ^ (z >> 31)) | 1;
 }
 
-// Element copies with fixed sizes for the common component sizes (a variable-size
-// memcpy is a call per element).
-template <size_t kSize>
-void CopyFixed(std::byte* dst, const std::byte* src) {
-  std::memcpy(dst, src, kSize);
-}
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CopyElement(std::byte* dst, const std::byte* src,
-                                                     uint32_t size) {
-  switch (size) {
-    case 4: return CopyFixed<4>(dst, src);
-    case 8: return CopyFixed<8>(dst, src);
-    case 12: return CopyFixed<12>(dst, src);
-    case 16: return CopyFixed<16>(dst, src);
-    default: std::memcpy(dst, src, size);
-  }
-}
-template <size_t kSize>
-void SwapFixed(std::byte* a, std::byte* b) {
-  std::byte tmp[kSize];
-  std::memcpy(tmp, a, kSize);
-  std::memcpy(a, b, kSize);
-  std::memcpy(b, tmp, kSize);
-}
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void SwapElements(std::byte* a, std::byte* b, uint32_t size) {
-  switch (size) {
-    case 4: return SwapFixed<4>(a, b);
-    case 8: return SwapFixed<8>(a, b);
-    case 12: return SwapFixed<12>(a, b);
-    case 16: return SwapFixed<16>(a, b);
-    default: std::swap_ranges(a, a + size, b);
+// kAnySize: SwapColumn's size parameter for a size known only at run time.
+constexpr size_t kAnySize = ~size_t{0};
+
+// Swaps the elements of one component type between slots pairs[2k] and pairs[2k+1]
+// for k < n, in order, with their mask bits: both present, a swap; one present, a
+// copy to the other side (whose data page `ensure(page)` allocates if missing); none,
+// nothing. Sizes known at compile time (kSize, 0 for tags) copy with a few moves.
+template <size_t kSize, typename Ensure>
+void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
+                const uint32_t* pairs, size_t n, Ensure&& ensure) {
+  const size_t size = kSize == kAnySize ? runtime_size : kSize;
+  // The element lines of the pair kAhead ahead (their data-page pointers are in L2).
+  constexpr size_t kAhead = 8;
+  for (size_t k = 0; k < n; ++k) {
+    if (size != 0 && k + kAhead < n) {
+      for (int side = 0; side < 2; ++side) {
+        const uint32_t slot = pairs[2 * (k + kAhead) + side];
+        if (const std::byte* page = data[slot >> kEntityPageShift]) {
+          __builtin_prefetch(page + size_t{slot & (kEntityPageSize - 1)} * size, 1);
+        }
+      }
+    }
+    const uint32_t a = pairs[2 * k];
+    const uint32_t b = pairs[2 * k + 1];
+    const uint32_t a_page = a >> kEntityPageShift;
+    const uint32_t b_page = b >> kEntityPageShift;
+    const uint32_t a_flag = uint32_t{1} << (a & (kEntityPageSize - 1));
+    const uint32_t b_flag = uint32_t{1} << (b & (kEntityPageSize - 1));
+    const bool in_a = (masks[a_page] & a_flag) != 0;
+    const bool in_b = (masks[b_page] & b_flag) != 0;
+    if (!in_a && !in_b) continue;
+    std::byte* data_a = data[a_page];
+    std::byte* data_b = data[b_page];
+    if (ABSL_PREDICT_FALSE(data_a == nullptr)) data_a = ensure(a_page);
+    if (ABSL_PREDICT_FALSE(data_b == nullptr)) data_b = ensure(b_page);
+    if (in_a != in_b) {
+      masks[a_page] ^= a_flag;  // the same word twice if both slots share a page
+      masks[b_page] ^= b_flag;
+    }
+    if (size == 0) continue;
+    std::byte* pa = data_a + size_t{a & (kEntityPageSize - 1)} * size;
+    std::byte* pb = data_b + size_t{b & (kEntityPageSize - 1)} * size;
+    if constexpr (kSize != kAnySize && kSize != 0) {
+      std::byte tmp[kSize];
+      if (in_a && in_b) {
+        std::memcpy(tmp, pa, kSize);
+        std::memcpy(pa, pb, kSize);
+        std::memcpy(pb, tmp, kSize);
+      } else if (in_a) {
+        std::memcpy(pb, pa, kSize);
+      } else {
+        std::memcpy(pa, pb, kSize);
+      }
+    } else {
+      if (in_a && in_b) {
+        std::swap_ranges(pa, pa + size, pb);
+      } else if (in_a) {
+        std::memcpy(pb, pa, size);
+      } else {
+        std::memcpy(pa, pb, size);
+      }
+    }
   }
 }
 
@@ -272,26 +304,13 @@ bool EntityPages::PlanCompaction() {
   return !plan_.empty();
 }
 
-void EntityPages::MoveSlot(uint32_t from, uint32_t to) {
+void EntityPages::MoveRecords(uint32_t from, uint32_t to) {
   const uint32_t from_page = from >> kEntityPageShift;
   const uint32_t from_bit = from & (kEntityPageSize - 1);
   const uint32_t to_page = to >> kEntityPageShift;
   const uint32_t to_bit = to & (kEntityPageSize - 1);
   EntityPage* dst = EnsureEntityPage(to_page);  // may grow the tables: first
   EntityPage* src = entity_pages_[from_page];
-  uint32_t remaining = count_[from];
-  for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
-    ComponentType& type = types_[c];
-    if (((type.masks[from_page] >> from_bit) & 1u) == 0) continue;
-    --remaining;
-    std::byte* data = EnsureDataPage(type, to_page);
-    if (type.size != 0) {
-      CopyElement(data + size_t{to_bit} * type.size,
-                  type.data[from_page] + size_t{from_bit} * type.size, type.size);
-    }
-    type.masks[to_page] |= uint32_t{1} << to_bit;
-    type.masks[from_page] &= ~(uint32_t{1} << from_bit);
-  }
   const uint32_t index = src->index[from_bit];
   dst->index[to_bit] = index;
   dst->generation[to_bit] = src->generation[from_bit];
@@ -300,50 +319,46 @@ void EntityPages::MoveSlot(uint32_t from, uint32_t to) {
   occupied_[to_page] |= uint32_t{1} << to_bit;
   occupied_[from_page] &= ~(uint32_t{1} << from_bit);
   slot_of_[index] = to;
-  MarkDirty(from_page);
+  if (!dirty_[from_page]) MarkDirty(from_page);
   PushFreeSlot(from);
 }
 
-void EntityPages::SwapSlots(uint32_t a, uint32_t b) {
+void EntityPages::SwapRecords(uint32_t a, uint32_t b) {
   const uint32_t a_page = a >> kEntityPageShift;
   const uint32_t a_bit = a & (kEntityPageSize - 1);
   const uint32_t b_page = b >> kEntityPageShift;
   const uint32_t b_bit = b & (kEntityPageSize - 1);
   EntityPage* ea = entity_pages_[a_page];
   EntityPage* eb = entity_pages_[b_page];
-  uint32_t remaining = uint32_t{count_[a]} + count_[b];
-  for (size_t c = 0; c < types_.size() && remaining != 0; ++c) {
-    ComponentType& type = types_[c];
-    const bool in_a = ((type.masks[a_page] >> a_bit) & 1u) != 0;
-    const bool in_b = ((type.masks[b_page] >> b_bit) & 1u) != 0;
-    if (!in_a && !in_b) continue;
-    remaining -= uint32_t{in_a} + uint32_t{in_b};
-    std::byte* data_a = EnsureDataPage(type, a_page);
-    std::byte* data_b = EnsureDataPage(type, b_page);
-    if (type.size != 0) {
-      std::byte* pa = data_a + size_t{a_bit} * type.size;
-      std::byte* pb = data_b + size_t{b_bit} * type.size;
-      if (in_a && in_b) {
-        SwapElements(pa, pb, type.size);
-      } else if (in_a) {
-        CopyElement(pb, pa, type.size);
-      } else {
-        CopyElement(pa, pb, type.size);
-      }
-    }
-    if (in_a != in_b) {
-      type.masks[a_page] ^= uint32_t{1} << a_bit;
-      type.masks[b_page] ^= uint32_t{1} << b_bit;
-    }
-  }
-  std::swap(ea->index[a_bit], eb->index[b_bit]);
+  const uint32_t index_a = ea->index[a_bit];
+  const uint32_t index_b = eb->index[b_bit];
+  ea->index[a_bit] = index_b;
+  eb->index[b_bit] = index_a;
   std::swap(ea->generation[a_bit], eb->generation[b_bit]);
   std::swap(count_[a], count_[b]);
-  slot_of_[ea->index[a_bit]] = a;
-  slot_of_[eb->index[b_bit]] = b;
-  // Either page may have lost its last entity with some component.
-  MarkDirty(a_page);
-  MarkDirty(b_page);
+  slot_of_[index_b] = a;
+  slot_of_[index_a] = b;
+  // Either page may lose its last entity with some component.
+  if (!dirty_[a_page]) MarkDirty(a_page);
+  if (!dirty_[b_page]) MarkDirty(b_page);
+}
+
+void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n) {
+  ComponentType& type = types_[c];
+  // Nothing to do for a type without data pages in this batch's pages: its masks
+  // there are zero (a set bit implies a data page).
+  if (type.first_page == type.end_page) return;
+  uint32_t* const masks = type.masks.data();
+  std::byte** const data = type.data.data();  // EnsureDataPage writes entries, never grows
+  auto ensure = [&](uint32_t page) { return EnsureDataPage(type, page); };
+  switch (type.size) {
+    case 0: return SwapColumn<0>(masks, data, 0, pairs, n, ensure);
+    case 4: return SwapColumn<4>(masks, data, 4, pairs, n, ensure);
+    case 8: return SwapColumn<8>(masks, data, 8, pairs, n, ensure);
+    case 12: return SwapColumn<12>(masks, data, 12, pairs, n, ensure);
+    case 16: return SwapColumn<16>(masks, data, 16, pairs, n, ensure);
+    default: return SwapColumn<kAnySize>(masks, data, type.size, pairs, n, ensure);
+  }
 }
 
 size_t EntityPages::Compact(size_t budget) {
@@ -353,39 +368,45 @@ size_t EntityPages::Compact(size_t budget) {
     if (!PlanCompaction()) return 0;
     MakeIndirect();  // the moves need the slot table from here on
   }
-  // The moves' slots are scattered over a store larger than the caches, and each move
-  // is a chain of dependent loads (slot, page pointers, data): prefetch the slot of
-  // the move kAhead * 2 ahead and the lines of the move kAhead ahead, so several
-  // moves' misses overlap.
+  // The moves run in batches of kBatch slot pairs, in two phases. First the pairs are
+  // decided and the slot records moved (entity pages, counts, occupancy, slot table),
+  // in plan order, which is what later moves of the batch read. Then, one component
+  // type at a time, its masks and data are swapped pair by pair in the same order
+  // (a move is a swap with an empty slot). Every phase walks one kind of memory in
+  // ascending slot order (the plan's order), which the prefetchers follow, instead of
+  // a dozen lines of different arrays per move.
+  constexpr size_t kBatch = 512;
+  // The moves' slots are scattered over a store larger than the caches, and each
+  // move's records are a chain of dependent loads (slot, page pointer, records):
+  // prefetch the slot of the move kAhead * 2 ahead and the records of the move kAhead
+  // ahead, so several moves' misses overlap.
   constexpr size_t kAhead = 8;
-  constexpr size_t kMaxPrefetchTypes = 8;
-  const bool prefetch = types_.size() <= kMaxPrefetchTypes;
-  auto prefetch_slot = [&](uint32_t slot) {
+  auto prefetch_records = [&](uint32_t slot) {
     const uint32_t page = slot >> kEntityPageShift;
     if (page >= page_capacity_) return;
     const uint32_t bit = slot & (kEntityPageSize - 1);
-    for (const ComponentType& type : types_) {
-      const std::byte* data = type.data[page];
-      if (data != nullptr) __builtin_prefetch(data + size_t{bit} * type.size, 1);
-    }
     if (const EntityPage* entity_page = entity_pages_[page]) {
       __builtin_prefetch(&entity_page->index[bit], 1);
       __builtin_prefetch(&entity_page->generation[bit], 1);
     }
     __builtin_prefetch(&count_[slot], 1);
   };
+  uint32_t pairs[2 * kBatch];
+  size_t num_pairs = 0;
+  auto flush = [&] {
+    for (ComponentId c = 0; c < num_types_; ++c) SwapComponentData(c, pairs, num_pairs);
+    num_pairs = 0;
+  };
   size_t moves = 0;
   while (plan_cursor_ < plan_.size() && moves < budget) {
-    if (prefetch) {
-      if (plan_cursor_ + 2 * kAhead < plan_.size()) {
-        __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
-      }
-      if (plan_cursor_ + kAhead < plan_.size()) {
-        const PlannedMove& ahead = plan_[plan_cursor_ + kAhead];
-        const uint32_t from = slot_of_[ahead.index];
-        if (from != kNoSlot) prefetch_slot(from);
-        prefetch_slot(ahead.target);
-      }
+    if (plan_cursor_ + 2 * kAhead < plan_.size()) {
+      __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
+    }
+    if (plan_cursor_ + kAhead < plan_.size()) {
+      const PlannedMove& ahead = plan_[plan_cursor_ + kAhead];
+      const uint32_t from = slot_of_[ahead.index];
+      if (from != kNoSlot) prefetch_records(from);
+      prefetch_records(ahead.target);
     }
     const PlannedMove& move = plan_[plan_cursor_];
     const uint32_t slot = slot_of_[move.index];
@@ -399,20 +420,29 @@ size_t EntityPages::Compact(size_t budget) {
         target_page < page_capacity_ &&
         ((occupied_[target_page] >> (move.target & (kEntityPageSize - 1))) & 1u) != 0;
     if (!taken) {
-      MoveSlot(slot, move.target);
+      MoveRecords(slot, move.target);
+      pairs[2 * num_pairs] = slot;
+      pairs[2 * num_pairs + 1] = move.target;
       ++moves;
       ++plan_cursor_;
     } else if (budget - moves >= 2) {
-      SwapSlots(slot, move.target);
+      SwapRecords(slot, move.target);
+      pairs[2 * num_pairs] = slot;
+      pairs[2 * num_pairs + 1] = move.target;
       moves += 2;
       ++plan_cursor_;
     } else {
       // One move left: move the target's occupant out of the way, past the target
       // ranges; this entity takes its target on the next call.
-      MoveSlot(move.target, FindFreeSlotFrom(plan_end_));
+      const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
+      MoveRecords(move.target, free_slot);
+      pairs[2 * num_pairs] = move.target;
+      pairs[2 * num_pairs + 1] = free_slot;
       ++moves;
     }
+    if (++num_pairs == kBatch) flush();
   }
+  if (num_pairs != 0) flush();
   if (plan_cursor_ >= plan_.size()) {
     plan_ = std::vector<PlannedMove>();
     plan_cursor_ = 0;
