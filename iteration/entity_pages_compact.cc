@@ -47,8 +47,9 @@ template <size_t kSize, typename Ensure>
 void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
                 const uint32_t* pairs, size_t n, Ensure&& ensure) {
   const size_t size = kSize == kAnySize ? runtime_size : kSize;
-  // The element lines of the pair kAhead ahead (their data-page pointers are in L2).
-  constexpr size_t kAhead = 8;
+  // The element lines of the pair kAhead ahead (their data-page pointers are in L2):
+  // a pair takes a few ns once its lines are in, a miss a hundred or more.
+  constexpr size_t kAhead = 24;
   for (size_t k = 0; k < n; ++k) {
     if (size != 0 && k + kAhead < n) {
       for (int side = 0; side < 2; ++side) {
@@ -185,10 +186,20 @@ bool EntityPages::PlanCompaction() {
     }
     return k;
   };
+  // The groups found, kept for step 3 (one scan of the masks instead of two).
+  struct Group {
+    uint32_t page;
+    uint32_t signature;  // index into signatures
+    uint32_t bits;
+  };
+  std::vector<Group> groups;
+  groups.reserve(page_capacity_ * 2);
   for (size_t page = 0; page < page_capacity_; ++page) {
     if (occupied_[page] == 0) continue;
     for_each_group(page, [&](uint64_t signature, uint32_t bits) {
-      counts[signature_index(signature)] += static_cast<uint32_t>(absl::popcount(bits));
+      const uint32_t s = signature_index(signature);
+      counts[s] += static_cast<uint32_t>(absl::popcount(bits));
+      groups.push_back({static_cast<uint32_t>(page), s, bits});
     });
   }
 
@@ -223,6 +234,7 @@ bool EntityPages::PlanCompaction() {
   std::vector<std::vector<uint32_t>> holes(num_signatures);
   std::vector<std::vector<Outsider>> outsiders(num_signatures);
   const size_t scan_pages = std::max<size_t>(page_capacity_, owner.size());
+  size_t next_group = 0;
   for (size_t page = 0; page < scan_pages; ++page) {
     const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
     uint32_t in_range = 0;  // the page's slots inside its owner's [start, start + count)
@@ -234,18 +246,17 @@ bool EntityPages::PlanCompaction() {
       in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
                                                : (uint32_t{1} << (end - base)) - 1;
     }
-    if (page < page_capacity_ && occupied_[page] != 0) {
-      for_each_group(page, [&](uint64_t signature, uint32_t bits) {
-        const uint32_t s = find_signature(signature);
-        if (page < owner.size() && s == s_owner) {
-          home = bits & in_range;
-          bits &= ~in_range;
-        }
-        for (; bits != 0; bits &= bits - 1) {
-          const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
-          outsiders[s].push_back({base + bit, ((in_range >> bit) & 1u) ? s_owner : kNone});
-        }
-      });
+    for (; next_group < groups.size() && groups[next_group].page == page; ++next_group) {
+      const uint32_t s = groups[next_group].signature;
+      uint32_t bits = groups[next_group].bits;
+      if (page < owner.size() && s == s_owner) {
+        home = bits & in_range;
+        bits &= ~in_range;
+      }
+      for (; bits != 0; bits &= bits - 1) {
+        const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
+        outsiders[s].push_back({base + bit, ((in_range >> bit) & 1u) ? s_owner : kNone});
+      }
     }
     for (uint32_t gaps = in_range & ~home; gaps != 0; gaps &= gaps - 1) {
       holes[s_owner].push_back(base + static_cast<uint32_t>(absl::countr_zero(gaps)));
@@ -380,7 +391,7 @@ size_t EntityPages::Compact(size_t budget) {
   // move's records are a chain of dependent loads (slot, page pointer, records):
   // prefetch the slot of the move kAhead * 2 ahead and the records of the move kAhead
   // ahead, so several moves' misses overlap.
-  constexpr size_t kAhead = 8;
+  constexpr size_t kAhead = 16;
   auto prefetch_records = [&](uint32_t slot) {
     const uint32_t page = slot >> kEntityPageShift;
     if (page >= page_capacity_) return;
