@@ -36,6 +36,14 @@ uint64_t SignatureKey(ComponentId c) {
   return (z ^ (z >> 31)) | 1;
 }
 
+// Set bits of a page mask. Without -mpopcnt (no global -march: it fights Highway's
+// dispatch) absl::popcount is a libgcc call, which showed in the planner's profile.
+inline uint32_t PopCount(uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  return (((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
 // kAnySize: SwapColumn's size parameter for a size known only at run time.
 constexpr size_t kAnySize = ~size_t{0};
 
@@ -102,19 +110,21 @@ void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
   }
 }
 
-// Buckets of slots per (signature, signature) pair: a dense table for stores with few
-// component sets (the usual case), a hash map beyond.
+// Buckets of slots per (signature, range) pair, range n (the number of signatures)
+// standing for "no set's range": a dense table for stores with few component sets
+// (the usual case), a hash map beyond.
 class PairBuckets {
  public:
+  static constexpr size_t kMaxDense = 64;
   explicit PairBuckets(size_t num_signatures)
-      : n_(num_signatures), dense_(n_ <= kMaxDense ? n_ * n_ : 0) {}
+      : n_(num_signatures), dense_(n_ <= kMaxDense ? n_ * (n_ + 1) : 0) {}
   std::vector<uint32_t>& At(uint32_t s, uint32_t r) {
-    if (n_ <= kMaxDense) return dense_[size_t{s} * n_ + r];
+    if (n_ <= kMaxDense) return dense_[size_t{s} * (n_ + 1) + r];
     return sparse_[uint64_t{s} << 32 | r];
   }
   const std::vector<uint32_t>* Find(uint32_t s, uint32_t r) const {
     if (n_ <= kMaxDense) {
-      const std::vector<uint32_t>& v = dense_[size_t{s} * n_ + r];
+      const std::vector<uint32_t>& v = dense_[size_t{s} * (n_ + 1) + r];
       return v.empty() ? nullptr : &v;
     }
     auto it = sparse_.find(uint64_t{s} << 32 | r);
@@ -122,7 +132,6 @@ class PairBuckets {
   }
 
  private:
-  static constexpr size_t kMaxDense = 64;
   size_t n_;
   std::vector<std::vector<uint32_t>> dense_;
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> sparse_;
@@ -198,7 +207,7 @@ bool EntityPages::PlanCompaction() {
     if (occupied_[page] == 0) continue;
     for_each_group(page, [&](uint64_t signature, uint32_t bits) {
       const uint32_t s = signature_index(signature);
-      counts[s] += static_cast<uint32_t>(absl::popcount(bits));
+      counts[s] += PopCount(bits);
       groups.push_back({static_cast<uint32_t>(page), s, bits});
     });
   }
@@ -224,48 +233,94 @@ bool EntityPages::PlanCompaction() {
     for (uint32_t p = first; p < last; ++p) owner[p] = s;
   }
 
-  // 3. Holes and outsiders per signature, in slot order. An outsider also records
-  // whose range it sits in (kNone: padding or past the ranges).
-  constexpr uint32_t kNone = ~uint32_t{0};
-  struct Outsider {
-    uint32_t slot;
-    uint32_t range;
-  };
-  std::vector<std::vector<uint32_t>> holes(num_signatures);
-  std::vector<std::vector<Outsider>> outsiders(num_signatures);
+  // 3. Holes per signature and outsiders per (signature, range they stand in), in
+  // slot order: first their numbers (popcounts over the groups), so that every
+  // bucket is allocated once, then the slots.
+  const uint32_t no_range = static_cast<uint32_t>(num_signatures);  // padding or past
   const size_t scan_pages = std::max<size_t>(page_capacity_, owner.size());
-  size_t next_group = 0;
-  for (size_t page = 0; page < scan_pages; ++page) {
-    const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
-    uint32_t in_range = 0;  // the page's slots inside its owner's [start, start + count)
-    uint32_t home = 0;      // of those, the ones its owner's entities already hold
-    uint32_t s_owner = 0;
-    if (page < owner.size()) {
-      s_owner = owner[page];
-      const uint32_t end = start[s_owner] + counts[s_owner];
-      in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
-                                               : (uint32_t{1} << (end - base)) - 1;
-    }
-    for (; next_group < groups.size() && groups[next_group].page == page; ++next_group) {
-      const uint32_t s = groups[next_group].signature;
-      uint32_t bits = groups[next_group].bits;
-      if (page < owner.size() && s == s_owner) {
-        home = bits & in_range;
-        bits &= ~in_range;
+  // Calls fn(page, owner, in_range, group range) for each page: in_range are the
+  // page's slots inside its owner's [start, start + count), the groups those of the
+  // page (an empty range for a page without entities).
+  auto for_each_page = [&](auto&& fn) {
+    size_t next_group = 0;
+    for (size_t page = 0; page < scan_pages; ++page) {
+      uint32_t in_range = 0;
+      uint32_t s_owner = 0;
+      if (page < owner.size()) {
+        s_owner = owner[page];
+        const uint32_t end = start[s_owner] + counts[s_owner];
+        const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+        in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
+                                                 : (uint32_t{1} << (end - base)) - 1;
       }
-      for (; bits != 0; bits &= bits - 1) {
-        const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
-        outsiders[s].push_back({base + bit, ((in_range >> bit) & 1u) ? s_owner : kNone});
+      const size_t first_group = next_group;
+      while (next_group < groups.size() && groups[next_group].page == page) ++next_group;
+      fn(static_cast<uint32_t>(page), s_owner, in_range, first_group, next_group);
+    }
+  };
+  // The slots of group g that are not home: all of them but those of the page owner's
+  // set inside its range.
+  auto away = [&](const Group& g, uint32_t s_owner, uint32_t in_range, size_t page) {
+    return page < owner.size() && g.signature == s_owner ? g.bits & ~in_range : g.bits;
+  };
+  PairBuckets by_range(num_signatures);
+  std::vector<std::vector<uint32_t>> holes(num_signatures);
+  if (num_signatures <= PairBuckets::kMaxDense) {
+    std::vector<uint32_t> bucket_size(num_signatures * (num_signatures + 1));
+    std::vector<uint32_t> hole_count(num_signatures);
+    for_each_page([&](uint32_t page, uint32_t s_owner, uint32_t in_range, size_t g0,
+                      size_t g1) {
+      uint32_t home = 0;
+      for (size_t k = g0; k < g1; ++k) {
+        const Group& g = groups[k];
+        const uint32_t bits = away(g, s_owner, in_range, page);
+        home |= g.bits & ~bits;
+        const size_t row = size_t{g.signature} * (num_signatures + 1);
+        bucket_size[row + s_owner] += PopCount(bits & in_range);
+        bucket_size[row + no_range] += PopCount(bits & ~in_range);
+      }
+      hole_count[s_owner] += PopCount(in_range & ~home);
+    });
+    for (uint32_t s = 0; s < num_signatures; ++s) {
+      holes[s].reserve(hole_count[s]);
+      for (uint32_t r = 0; r <= num_signatures; ++r) {
+        const uint32_t size = bucket_size[size_t{s} * (num_signatures + 1) + r];
+        if (size != 0) by_range.At(s, r).reserve(size);
+      }
+    }
+  }
+  size_t total = 0;
+  for_each_page([&](uint32_t page, uint32_t s_owner, uint32_t in_range, size_t g0,
+                    size_t g1) {
+    const uint32_t base = page * kEntityPageSize;
+    uint32_t home = 0;
+    for (size_t k = g0; k < g1; ++k) {
+      const Group& g = groups[k];
+      const uint32_t bits = away(g, s_owner, in_range, page);
+      home |= g.bits & ~bits;
+      total += PopCount(bits);
+      if (const uint32_t in = bits & in_range; in != 0) {
+        std::vector<uint32_t>& bucket = by_range.At(g.signature, s_owner);
+        for (uint32_t b = in; b != 0; b &= b - 1) {
+          bucket.push_back(base + static_cast<uint32_t>(absl::countr_zero(b)));
+        }
+      }
+      if (const uint32_t out = bits & ~in_range; out != 0) {
+        std::vector<uint32_t>& bucket = by_range.At(g.signature, no_range);
+        for (uint32_t b = out; b != 0; b &= b - 1) {
+          bucket.push_back(base + static_cast<uint32_t>(absl::countr_zero(b)));
+        }
       }
     }
     for (uint32_t gaps = in_range & ~home; gaps != 0; gaps &= gaps - 1) {
       holes[s_owner].push_back(base + static_cast<uint32_t>(absl::countr_zero(gaps)));
     }
-  }
+  });
 
   // 4. The plan. First swaps: an entity of set s in set r's range and one of set r in
   // s's range trade places (one swap places both). Then every other outsider of a set
-  // goes to the next of its range's holes not taken by a swap, in slot order.
+  // goes to the next of its range's holes not taken by a swap, in slot order per
+  // bucket (range by range, then the ones in no range).
   const size_t slot_words = (scan_pages * kEntityPageSize + 63) / 64;
   std::vector<uint64_t> planned(slot_words, 0);  // slots already a source or target
   auto mark = [&](uint32_t slot) { planned[slot >> 6] |= uint64_t{1} << (slot & 63); };
@@ -276,16 +331,7 @@ bool EntityPages::PlanCompaction() {
     const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
     plan_.push_back({e.index(), e.generation(), to});
   };
-  size_t total = 0;
-  for (const std::vector<Outsider>& o : outsiders) total += o.size();
   plan_.reserve(total);
-  // Per (set, range) the outsiders, for the swaps.
-  PairBuckets by_range(num_signatures);
-  for (uint32_t s = 0; s < num_signatures; ++s) {
-    for (const Outsider& o : outsiders[s]) {
-      if (o.range != kNone) by_range.At(s, o.range).push_back(o.slot);
-    }
-  }
   for (const uint32_t s : order) {
     for (const uint32_t r : order) {
       if (r <= s) continue;
@@ -305,12 +351,17 @@ bool EntityPages::PlanCompaction() {
   }
   for (const uint32_t s : order) {
     size_t next_hole = 0;
-    for (const Outsider& o : outsiders[s]) {
-      if (is_marked(o.slot)) continue;  // swapped above
-      while (next_hole < holes[s].size() && is_marked(holes[s][next_hole])) ++next_hole;
-      assert(next_hole < holes[s].size());
-      push(o.slot, holes[s][next_hole++]);
-    }
+    auto place = [&](const std::vector<uint32_t>* outsiders) {
+      if (outsiders == nullptr) return;
+      for (const uint32_t slot : *outsiders) {
+        if (is_marked(slot)) continue;  // swapped above
+        while (next_hole < holes[s].size() && is_marked(holes[s][next_hole])) ++next_hole;
+        assert(next_hole < holes[s].size());
+        push(slot, holes[s][next_hole++]);
+      }
+    };
+    for (const uint32_t r : order) place(by_range.Find(s, r));
+    place(by_range.Find(s, no_range));
   }
   return !plan_.empty();
 }

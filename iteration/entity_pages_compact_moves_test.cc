@@ -35,7 +35,9 @@ void Fill(MovingWorld& world, V with_velocity, F frozen) {
     if (with_velocity(e)) {
       ASSERT_THAT(world.pages.Add(e, world.vel, Velocity{f, 3, 4}), IsOk());
     }
-    if (frozen(e)) ASSERT_THAT(world.pages.Add(e, world.frozen, Frozen{}), IsOk());
+    if (frozen(e)) {
+      ASSERT_THAT(world.pages.Add(e, world.frozen, Frozen{}), IsOk());
+    }
   }
 }
 
@@ -181,7 +183,9 @@ TEST(EntityPagesCompactMoves, ReuseAfterDestroyInsideAPass) {
   for (Entity e : gone) ASSERT_EQ(world.pages.TryGet(e, world.pos), nullptr) << e;
   // Everything destroyed: the store empties and returns to the identity layout.
   for (Entity e : world.entities) {
-    if (gone.count(e) == 0) ASSERT_THAT(world.manager.Destroy(e), IsOk());
+    if (gone.count(e) == 0) {
+      ASSERT_THAT(world.manager.Destroy(e), IsOk());
+    }
   }
   for (Entity e : reborn) ASSERT_THAT(world.manager.Destroy(e), IsOk());
   EXPECT_EQ(world.pages.Compact(), 0u);
@@ -189,6 +193,47 @@ TEST(EntityPagesCompactMoves, ReuseAfterDestroyInsideAPass) {
   EXPECT_EQ(world.pages.num_entities(), 0u);
   EXPECT_EQ(world.pages.page_bytes(), 0u);
   EXPECT_FALSE(world.pages.compacted());
+}
+
+// More component sets than the planner's dense tables take (64): 8 types, each entity
+// a random subset of them, values checked against what was written.
+TEST(EntityPagesCompactMoves, ManyComponentSets) {
+  struct Word { uint32_t v; };
+  EntityManager manager;
+  EntityPages pages(manager);
+  constexpr int kTypes = 8;
+  Component<Word> types[kTypes];
+  for (int t = 0; t < kTypes; ++t) {
+    types[t] = pages.RegisterComponent<Word>(absl::StrCat("w", t)).value();
+  }
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  std::vector<Entity> entities(32 * 100);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  std::vector<uint32_t> sets(entities.size());
+  std::set<uint32_t> distinct;
+  for (size_t i = 0; i < entities.size(); ++i) {
+    sets[i] = 1 + static_cast<uint32_t>(rng.UniformIndex(255));  // never empty
+    distinct.insert(sets[i]);
+    for (int t = 0; t < kTypes; ++t) {
+      if ((sets[i] >> t) & 1u) {
+        ASSERT_THAT(pages.Add(entities[i], types[t], Word{static_cast<uint32_t>(i * 8 + t)}),
+                    IsOk());
+      }
+    }
+  }
+  ASSERT_GT(distinct.size(), 64u);
+  for (size_t calls = 0; pages.Compact(100) != 0; ++calls) ASSERT_LT(calls, 10000u);
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(pages));
+  for (size_t i = 0; i < entities.size(); ++i) {
+    for (int t = 0; t < kTypes; ++t) {
+      const Word* w = pages.TryGet(entities[i], types[t]);
+      ASSERT_EQ(w != nullptr, ((sets[i] >> t) & 1u) != 0) << i;
+      if (w != nullptr) {
+        ASSERT_EQ(w->v, i * 8 + t) << i;
+      }
+    }
+  }
 }
 
 // Stores with nothing to move, and a single entity alone or with only a tag.
