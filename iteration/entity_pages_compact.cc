@@ -5,18 +5,19 @@
 // at a time: the slots of a page with the same set are found with a few mask ANDs
 // per set, not per slot. 2. Give each signature a range of whole pages, in signature
 // order: [start, start + count) plus padding to the page boundary. 3. An entity of a
-// signature already inside its range stays; the others (outsiders) are paired, in
-// slot order, with the free or foreign slots of their range (holes), after pairing
-// first the outsiders that can trade places (one of set s in r's range with one of r
-// in s's range). 4. Execute: into a free hole, a move; into a hole held by another
-// entity, a swap (for the traded pairs it places both).
+// signature already inside its range stays; the others (outsiders) are paired with
+// the free or foreign slots of their range (holes), after pairing first the
+// outsiders that can trade places (one of set s in r's range with one of r in s's
+// range). 4. Execute, in batches: into a free hole, a move; into a hole held by
+// another entity, a swap (for the traded pairs it places both); the slot records of
+// a batch first, then each component type's masks and data.
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/numeric/bits.h"
 #include "iteration/entity_pages.h"
