@@ -497,8 +497,12 @@ class EntityPages {
   void DeleteSlot(uint32_t slot);
   // Compaction (entity_pages_compact.cc).
   bool PlanCompaction();
-  void MoveSlot(uint32_t from, uint32_t to);
-  void SwapSlots(uint32_t a, uint32_t b);
+  // A move's or swap's slot records (entity pages, counts, occupancy, slot table),
+  // then per type SwapComponentData for a batch of (from, to) slot pairs: masks and
+  // data, as a swap of the two slots (a move is a swap with an empty slot).
+  void MoveRecords(uint32_t from, uint32_t to);
+  void SwapRecords(uint32_t a, uint32_t b);
+  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n);
 
   // Reads as an empty manager (no entity alive) once the manager has been destroyed.
   EntityManager::Subscription manager_;

@@ -493,5 +493,30 @@ TEST(EntityPages, LargestIndexPage) {
   EXPECT_FALSE(pages.Has(batch.front(), c));
 }
 
+// A batch's runs in any order: a whole page given shuffled (filled in order), a page
+// already holding an entity (filled element by element around it), a page reversed.
+TEST(EntityPages, CreateFromArchetypeFillsShuffledAndPartialPages) {
+  MovingWorld world(96);
+  ASSERT_THAT(world.pages.Add(world.entities[33], world.pos, Position{-1, -1, -1}), IsOk());
+  std::vector<Entity> batch(world.entities.begin(), world.entities.begin() + 32);
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  rng.Shuffle(absl::MakeSpan(batch));
+  batch.insert(batch.end(), world.entities.begin() + 34, world.entities.begin() + 64);
+  batch.insert(batch.end(), world.entities.rbegin(), world.entities.rbegin() + 32);
+  Archetype archetype;
+  archetype.Set(world.pos, Position{7, 8, 9}).Set(world.vel, Velocity{4, 5, 6});
+  ASSERT_THAT(world.pages.CreateFromArchetype(batch, archetype), IsOk());
+  for (Entity e : batch) {
+    ASSERT_NE(world.pages.TryGet(e, world.pos), nullptr) << e;
+    EXPECT_EQ(world.pages.TryGet(e, world.pos)->z, 9.0f) << e;
+    EXPECT_EQ(world.pages.TryGet(e, world.vel)->y, 5.0f) << e;
+  }
+  EXPECT_EQ(world.pages.TryGet(world.entities[33], world.pos)->z, -1.0f);
+  EXPECT_FALSE(world.pages.Has(world.entities[33], world.vel.id));
+  EXPECT_FALSE(world.pages.Contains(world.entities[32]));
+  EXPECT_EQ(world.pages.num_entities(), 95u);
+  EXPECT_EQ(world.pages.page_masks(world.vel.id)[1], ~uint32_t{0} << 2);
+}
+
 }  // namespace
 }  // namespace strata

@@ -1,0 +1,254 @@
+// Compaction tests of the moves themselves: passes larger than one batch of moves,
+// budgets that stop inside a batch, whole pages of one set trading places, entities
+// destroyed and reissued between the calls of a pass, and tags beside data.
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "entity/entity_manager.h"
+#include "gtest/gtest.h"
+#include "iteration/entity_pages.h"
+#include "iteration/filter.h"
+#include "iteration/testing/test_components.h"
+#include "testing/random.h"
+#include "testing/status_matchers.h"
+
+namespace strata {
+namespace {
+
+using ::strata::testing::Frozen;
+using ::strata::testing::IsOk;
+using ::strata::testing::MovingWorld;
+using ::strata::testing::Position;
+using ::strata::testing::Velocity;
+
+// Every entity of `world` gets Position{index, 1, 2}; `with_velocity(e)` ones also
+// Velocity{index, 3, 4}, `frozen(e)` ones the Frozen tag.
+template <typename V, typename F>
+void Fill(MovingWorld& world, V with_velocity, F frozen) {
+  for (Entity e : world.entities) {
+    const float f = static_cast<float>(e.index());
+    ASSERT_THAT(world.pages.Add(e, world.pos, Position{f, 1, 2}), IsOk());
+    if (with_velocity(e)) {
+      ASSERT_THAT(world.pages.Add(e, world.vel, Velocity{f, 3, 4}), IsOk());
+    }
+    if (frozen(e)) {
+      ASSERT_THAT(world.pages.Add(e, world.frozen, Frozen{}), IsOk());
+    }
+  }
+}
+
+// Checks every value of the entities Fill gave components (skipping `gone`), and that
+// each entity's slot is distinct and its pointers agree with TryGetByIndex.
+template <typename V, typename F>
+void ExpectValues(MovingWorld& world, V with_velocity, F frozen,
+                  const std::set<Entity>& gone = {}) {
+  std::set<uint32_t> slots;
+  for (Entity e : world.entities) {
+    if (gone.count(e) != 0) continue;
+    const float f = static_cast<float>(e.index());
+    const Position* p = world.pages.TryGet(e, world.pos);
+    ASSERT_NE(p, nullptr) << e;
+    ASSERT_EQ(p->x, f) << e;
+    ASSERT_EQ(p->z, 2.0f) << e;
+    ASSERT_EQ(world.pages.TryGetByIndex(e.index(), world.pos.id), p) << e;
+    const Velocity* v = world.pages.TryGet(e, world.vel);
+    ASSERT_EQ(v != nullptr, with_velocity(e)) << e;
+    if (v != nullptr) {
+      ASSERT_EQ(v->x, f) << e;
+      ASSERT_EQ(v->z, 4.0f) << e;
+    }
+    ASSERT_EQ(world.pages.Has(e, world.frozen.id), frozen(e)) << e;
+    ASSERT_TRUE(slots.insert(world.pages.SlotOf(e)).second) << e;
+  }
+}
+
+// Every occupied page holds one component set, its slots from 0 without a gap but
+// for the set's last page.
+void ExpectPagesHoldOneSet(const EntityPages& pages) {
+  for (size_t p = 0; p < pages.page_capacity(); ++p) {
+    const uint32_t occupied = pages.occupied_masks()[p];
+    if (occupied == 0) continue;
+    ASSERT_EQ(occupied & (occupied + 1), 0u) << "page " << p << " has a gap";
+    for (ComponentId c = 0; c < pages.num_component_types(); ++c) {
+      const uint32_t mask = pages.page_masks(c)[p];
+      ASSERT_TRUE(mask == 0 || mask == occupied) << "page " << p << " mixes sets";
+    }
+  }
+}
+
+// A random tenth with Velocity (the benchmark's Sparse10) over 200 pages: thousands of
+// swaps, several batches of moves, budgets that end inside a batch and inside a swap.
+TEST(EntityPagesCompactMoves, BudgetsStoppingInsideBatchesReachTheUnboundedLayout) {
+  constexpr size_t kEntities = 32 * 200 + 13;
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  std::set<uint32_t> fast;
+  for (uint32_t i = 0; i < kEntities; ++i) {
+    if (rng.Bernoulli(0.1)) fast.insert(i);
+  }
+  auto with_velocity = [&](Entity e) { return fast.count(e.index()) != 0; };
+  auto frozen = [](Entity e) { return e.index() % 97 == 0; };
+  MovingWorld reference(kEntities);
+  ASSERT_NO_FATAL_FAILURE(Fill(reference, with_velocity, frozen));
+  const size_t total = reference.pages.Compact();
+  ASSERT_GT(total, 1000u);  // more than one batch of moves
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(reference.pages));
+  ASSERT_NO_FATAL_FAILURE(ExpectValues(reference, with_velocity, frozen));
+  for (const size_t budget : {size_t{1}, size_t{3}, size_t{511}, size_t{700}}) {
+    SCOPED_TRACE(absl::StrCat("budget ", budget));
+    MovingWorld world(kEntities);
+    ASSERT_NO_FATAL_FAILURE(Fill(world, with_velocity, frozen));
+    size_t moved = 0;
+    for (size_t moves = world.pages.Compact(budget); moves != 0;
+         moves = world.pages.Compact(budget)) {
+      ASSERT_LE(moves, budget);
+      moved += moves;
+      if (budget > 100 || moved % 501 < budget) {
+        ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen));
+      }
+    }
+    EXPECT_GE(moved, total);  // a one-move budget may park an entity on the way
+    ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(world.pages));
+    ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen));
+    for (size_t i = 0; i < kEntities; ++i) {
+      ASSERT_EQ(world.pages.SlotOf(world.entities[i]),
+                reference.pages.SlotOf(reference.entities[i]));
+    }
+  }
+}
+
+// Whole full pages in the wrong order ({Position, Velocity} before {Position}) trade
+// places: every move is a swap of two elements at the same bit of two full pages,
+// including the first and last bit of a page.
+TEST(EntityPagesCompactMoves, FullPagesTradePlaces) {
+  MovingWorld world(32 * 4);
+  auto with_velocity = [](Entity e) { return e.index() < 64; };
+  auto frozen = [](Entity) { return false; };
+  ASSERT_NO_FATAL_FAILURE(Fill(world, with_velocity, frozen));
+  EXPECT_EQ(world.pages.Compact(), 128u);  // 64 swaps
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(world.pages));
+  ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen));
+  for (uint32_t p = 0; p < 4; ++p) EXPECT_EQ(world.pages.occupied_masks()[p], ~0u);
+  EXPECT_EQ(world.pages.page_masks(world.vel.id)[0], 0u);
+  EXPECT_EQ(world.pages.page_masks(world.vel.id)[2], ~0u);
+  EXPECT_EQ(world.pages.page_data(world.vel.id, 0), nullptr);  // released by Compact
+  EXPECT_EQ(world.pages.SlotOf(world.entities[0]), 64u);
+  EXPECT_EQ(world.pages.SlotOf(world.entities[31]), 95u);
+  EXPECT_EQ(world.pages.SlotOf(world.entities[64]), 0u);
+  // Full pages of one set: already compact.
+  EXPECT_EQ(world.pages.Compact(), 0u);
+  Filter moving;
+  moving.Include(world.pos).Include(world.vel);
+  EXPECT_EQ(CountMatches(world.pages, moving), 64u);
+}
+
+// Entities destroyed between the calls of a pass are skipped, their indices reissued
+// to new entities that take free slots; the pass finishes and a new one groups them.
+TEST(EntityPagesCompactMoves, ReuseAfterDestroyInsideAPass) {
+  // More destroys than the manager's 1024 free indices held back: new entities
+  // reuse destroyed indices, whose own slots other entities may now hold.
+  MovingWorld world(32 * 200);
+  auto with_velocity = [](Entity e) { return e.index() % 7 == 0; };
+  auto frozen = [](Entity e) { return e.index() % 11 == 0; };
+  ASSERT_NO_FATAL_FAILURE(Fill(world, with_velocity, frozen));
+  ASSERT_EQ(world.pages.Compact(300), 300u);
+  ASSERT_TRUE(world.pages.compaction_in_progress());
+  std::set<Entity> gone;
+  std::vector<Entity> reborn;
+  for (size_t i = 0; i < world.entities.size(); i += 4) {
+    ASSERT_THAT(world.manager.Destroy(world.entities[i]), IsOk());
+    gone.insert(world.entities[i]);
+  }
+  EXPECT_FALSE(world.pages.Contains(*gone.begin()));
+  bool reused = false;
+  for (size_t i = 0; i < 600; ++i) {
+    const Entity e = world.manager.Create();
+    reused |= e.index() < world.entities.size();
+    ASSERT_THAT(world.pages.Add(e, world.vel, Velocity{-1, -2, -3}), IsOk());
+    reborn.push_back(e);
+  }
+  ASSERT_TRUE(reused);
+  ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen, gone));
+  for (size_t calls = 0; world.pages.Compact(257) != 0; ++calls) ASSERT_LT(calls, 1000u);
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(world.pages));
+  ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen, gone));
+  for (Entity e : reborn) {
+    ASSERT_EQ(world.pages.TryGet(e, world.pos), nullptr) << e;
+    ASSERT_EQ(world.pages.TryGet(e, world.vel)->z, -3.0f) << e;
+  }
+  for (Entity e : gone) ASSERT_EQ(world.pages.TryGet(e, world.pos), nullptr) << e;
+  // Everything destroyed: the store empties and returns to the identity layout.
+  for (Entity e : world.entities) {
+    if (gone.count(e) == 0) {
+      ASSERT_THAT(world.manager.Destroy(e), IsOk());
+    }
+  }
+  for (Entity e : reborn) ASSERT_THAT(world.manager.Destroy(e), IsOk());
+  EXPECT_EQ(world.pages.Compact(), 0u);
+  world.pages.ReleaseEmptyPages();
+  EXPECT_EQ(world.pages.num_entities(), 0u);
+  EXPECT_EQ(world.pages.page_bytes(), 0u);
+  EXPECT_FALSE(world.pages.compacted());
+}
+
+// More component sets than the planner's dense tables take (64): 8 types, each entity
+// a random subset of them, values checked against what was written.
+TEST(EntityPagesCompactMoves, ManyComponentSets) {
+  struct Word { uint32_t v; };
+  EntityManager manager;
+  EntityPages pages(manager);
+  constexpr int kTypes = 8;
+  Component<Word> types[kTypes];
+  for (int t = 0; t < kTypes; ++t) {
+    types[t] = pages.RegisterComponent<Word>(absl::StrCat("w", t)).value();
+  }
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  std::vector<Entity> entities(32 * 100);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  std::vector<uint32_t> sets(entities.size());
+  std::set<uint32_t> distinct;
+  for (size_t i = 0; i < entities.size(); ++i) {
+    sets[i] = 1 + static_cast<uint32_t>(rng.UniformIndex(255));  // never empty
+    distinct.insert(sets[i]);
+    for (int t = 0; t < kTypes; ++t) {
+      if ((sets[i] >> t) & 1u) {
+        ASSERT_THAT(pages.Add(entities[i], types[t], Word{static_cast<uint32_t>(i * 8 + t)}),
+                    IsOk());
+      }
+    }
+  }
+  ASSERT_GT(distinct.size(), 64u);
+  for (size_t calls = 0; pages.Compact(100) != 0; ++calls) ASSERT_LT(calls, 10000u);
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(pages));
+  for (size_t i = 0; i < entities.size(); ++i) {
+    for (int t = 0; t < kTypes; ++t) {
+      const Word* w = pages.TryGet(entities[i], types[t]);
+      ASSERT_EQ(w != nullptr, ((sets[i] >> t) & 1u) != 0) << i;
+      if (w != nullptr) {
+        ASSERT_EQ(w->v, i * 8 + t) << i;
+      }
+    }
+  }
+}
+
+// Stores with nothing to move, and a single entity alone or with only a tag.
+TEST(EntityPagesCompactMoves, EmptyOneAndTagOnlyStores) {
+  MovingWorld world(40);
+  EXPECT_EQ(world.pages.Compact(), 0u);
+  EXPECT_EQ(world.pages.Compact(1), 0u);
+  ASSERT_THAT(world.pages.Add(world.entities[39], world.frozen, Frozen{}), IsOk());
+  EXPECT_EQ(world.pages.Compact(1), 1u);  // slot 39 (page 1) to slot 0
+  EXPECT_EQ(world.pages.SlotOf(world.entities[39]), 0u);
+  EXPECT_TRUE(world.pages.Has(world.entities[39], world.frozen.id));
+  EXPECT_EQ(world.pages.occupied_masks()[1], 0u);
+  EXPECT_EQ(world.pages.page_masks(world.frozen.id)[0], 1u);
+  EXPECT_EQ(world.pages.Compact(), 0u);
+}
+
+}  // namespace
+}  // namespace strata
