@@ -206,8 +206,7 @@ class EntityPages {
       return AddWith(e, c.id, &value, [&](std::byte* dst, uint32_t size) {
         ABSL_HARDENING_ASSERT(size == sizeof(T));
         (void)size;
-        // A typed store: unlike a byte copy it cannot alias the store's tables, so a
-        // loop of Adds keeps them in registers.
+        // A fixed-size typed store: the compiler turns it into a few moves.
         ::new (static_cast<void*>(dst)) T(value);
       });
     }
@@ -350,17 +349,20 @@ class EntityPages {
   bool compaction_in_progress() const { return plan_cursor_ < plan_.size(); }
 
   // ReleaseEmptyPages: the dirty-page pass. For each page where Remove/Delete/
-  // Compact emptied a mask or a slot since the last call, frees each component data page whose mask is zero,
-  // and the entity page if none of its slots is occupied. O(dirty pages * registered
-  // types). Returns the number of pages (data + entity) freed. Freed pages go back to
-  // their type's pool, not to the system (see ReleaseUnusedMemory), in the reverse of
-  // the order they were dirtied, so pages taken again in that order get the same
-  // blocks at the same addresses (a component removed and re-added every frame stays
-  // where it was).
+  // Compact emptied a mask or a slot since the last call, frees each component data
+  // page whose mask is zero, and the entity page if none of its slots is occupied.
+  // O(dirty pages * registered types). Returns the number of pages (data + entity)
+  // freed. Freed memory stays with the store, not the system (see
+  // ReleaseUnusedMemory). A data page taken again has the same address (it is
+  // computed from the page); pool pages (entity pages, data pages past a type's
+  // range) go back in the reverse of the order they were dirtied, so pages taken again
+  // in that order get the same blocks (a component removed and re-added every frame
+  // stays where it was).
   size_t ReleaseEmptyPages();
-  // ReleaseUnusedMemory: gives every pool slab with no page in use back to the system
-  // and returns the bytes released (call after ReleaseEmptyPages, e.g. on a level
-  // unload). O(free pages * log slabs).
+  // ReleaseUnusedMemory: gives every pool slab and every 64 KiB granule of a type's
+  // range with no page in use back to the system and returns the bytes released (call
+  // after ReleaseEmptyPages, e.g. on a level unload). O(free pages * log slabs +
+  // granules touched).
   size_t ReleaseUnusedMemory();
   size_t num_dirty_pages() const { return dirty_pages_.size(); }
   // num_entities: entities in the store (with at least one component). O(1).
@@ -501,8 +503,8 @@ class EntityPages {
   // The element of `slot` of type `c` (whose page has its data page). Below
   // direct_pages (every page but in a very large world) the address is computed, so
   // the element load does not wait for a load of the data-page pointer.
-  // `hot` is Hot(c), its fields read into locals by the caller (a struct copy would
-  // be copied on every call of a loop).
+  // The caller passes Hot(c)'s fields as locals (a copy of the struct would be made
+  // on every call of a loop).
   ABSL_ATTRIBUTE_ALWAYS_INLINE std::byte* ElementAddress(std::byte* base, size_t size,
                                                          size_t direct_pages, ComponentId c,
                                                          uint32_t slot) const {
