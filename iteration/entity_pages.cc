@@ -42,7 +42,8 @@ void EntityPages::WriteValue(std::byte* dst, const void* value, uint32_t size) {
 
 EntityPages::EntityPages(EntityManager& manager)
     : manager_(manager.AddDestroyListener(
-          [this](absl::Span<const Entity> dead) { DeleteEntities(dead); })) {}
+          [this](absl::Span<const Entity> dead) { DeleteEntities(dead); })),
+      hot_(std::make_unique<HotType[]>(kMaxComponentTypes)) {}
 
 EntityPages::~EntityPages() {
   // The pools free their slabs, and with them every page: EntityPage and component
@@ -80,6 +81,16 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
       // A tag's pool never allocates; its block size just has to be nonzero.
       iteration_internal::PagePool(std::max<size_t>(size, 1) * kEntityPageSize,
                                    alignment, &chunk_pool_)});
+  ComponentType& type = types_.back();
+  HotType& hot = hot_[id];
+  hot.masks = type.masks.data();
+  hot.size = size;
+  if (size == 0) {
+    hot.base = g_tag_storage;
+    hot.direct_pages = std::numeric_limits<size_t>::max();
+  } else {
+    type.range = iteration_internal::PageRange(size * kEntityPageSize);
+  }
   num_types_ = static_cast<uint32_t>(types_.size());
   return id;
 }
@@ -97,9 +108,10 @@ void EntityPages::GrowTo(size_t page) {
   size_t capacity = std::max(page_capacity_ * 2, page + 1);
   capacity = (capacity + kPageCapacityQuantum - 1) / kPageCapacityQuantum *
              kPageCapacityQuantum;
-  for (ComponentType& type : types_) {
-    type.masks.resize(capacity, 0);
-    type.data.resize(capacity, nullptr);
+  for (size_t c = 0; c < types_.size(); ++c) {
+    types_[c].masks.resize(capacity, 0);
+    types_[c].data.resize(capacity, nullptr);
+    hot_[c].masks = types_[c].masks.data();
   }
   occupied_.resize(capacity, 0);
   entity_pages_.resize(capacity, nullptr);
@@ -165,7 +177,15 @@ std::byte* EntityPages::EnsureDataPage(ComponentType& type, uint32_t page) {
   if (type.size == 0) {
     data = g_tag_storage;
   } else {
-    data = static_cast<std::byte*>(type.pool.Allocate());
+    HotType& hot = hot_[static_cast<size_t>(&type - types_.data())];
+    if (!type.range.reserved() && type.range.Reserve() > 0) {
+      // The first data page of the type: every page below direct_pages from now on
+      // comes from the range (none came from the pool before).
+      hot.base = type.range.base();
+      hot.direct_pages = type.range.blocks();
+    }
+    data = page < hot.direct_pages ? type.range.Allocate(page)
+                                   : static_cast<std::byte*>(type.pool.Allocate());
     ++allocated_data_pages_;
     page_bytes_ += size_t{type.size} * kEntityPageSize;
   }
@@ -182,7 +202,11 @@ std::byte* EntityPages::EnsureDataPage(ComponentType& type, uint32_t page) {
 void EntityPages::FreeDataPage(ComponentType& type, uint32_t page) {
   std::byte*& data = type.data[page];
   if (type.size != 0) {
-    type.pool.Free(data);
+    if (page < Hot(static_cast<ComponentId>(&type - types_.data())).direct_pages) {
+      type.range.Free(page);
+    } else {
+      type.pool.Free(data);
+    }
     --allocated_data_pages_;
     page_bytes_ -= size_t{type.size} * kEntityPageSize;
   }
@@ -412,7 +436,10 @@ size_t EntityPages::ReleaseUnusedMemory() {
   const size_t before = reserved_page_bytes();
   // The pools first: the chunks they give back may empty the chunk pool's slabs.
   entity_page_pool_.ReleaseUnusedSlabs();
-  for (ComponentType& type : types_) type.pool.ReleaseUnusedSlabs();
+  for (ComponentType& type : types_) {
+    type.pool.ReleaseUnusedSlabs();
+    type.range.ReleaseUnused();
+  }
   chunk_pool_.ReleaseUnusedSlabs();
   return before - reserved_page_bytes();
 }
@@ -421,7 +448,9 @@ size_t EntityPages::reserved_page_bytes() const {
   // What the store holds from the system: the chunk pool's slabs, plus the slabs the
   // pools allocated themselves (pages larger than a chunk).
   size_t bytes = chunk_pool_.reserved_bytes() + entity_page_pool_.system_bytes();
-  for (const ComponentType& type : types_) bytes += type.pool.system_bytes();
+  for (const ComponentType& type : types_) {
+    bytes += type.pool.system_bytes() + type.range.committed_bytes();
+  }
   return bytes;
 }
 

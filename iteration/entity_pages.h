@@ -14,7 +14,10 @@
 // kernel in iteration/filter.h, 8 (AVX2) or 16 (AVX-512) pages per instruction.
 // Component data lives in 32-element pages allocated when the first slot of the page
 // gets the component; pages whose masks dropped to zero are released by
-// ReleaseEmptyPages(). Pages come from pools of huge-page-backed slabs
+// ReleaseEmptyPages(). A type's data pages sit in one reserved address range, page p
+// at a fixed offset (iteration/internal/page_range.h), so an element's address is
+// computed from its slot like a flat array's; pages past the range (a very large
+// component in a very large world) come from pools of huge-page-backed slabs
 // (iteration/internal/page_pool.h).
 //
 // Add and Remove set or clear a mask bit in place (no data moves). Compact(budget)
@@ -66,6 +69,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <new>
 #include <utility>
 #include <string>
 #include <type_traits>
@@ -83,6 +88,7 @@
 #include "entity/entity_manager.h"
 #include "base/huge_page_allocator.h"
 #include "iteration/internal/page_pool.h"
+#include "iteration/internal/page_range.h"
 
 namespace strata {
 
@@ -144,6 +150,8 @@ class EntityPages {
   // kMaxComponentTypes: registered types per store. A type costs one mask word and one
   // pointer per page of capacity, plus one step in Delete and per compaction move.
   static constexpr size_t kMaxComponentTypes = 256;
+  static_assert((kMaxComponentTypes & (kMaxComponentTypes - 1)) == 0,
+                "the hot paths index a table by the id modulo kMaxComponentTypes");
   // kUnbounded: Compact's default budget, finish the compaction in this call.
   static constexpr size_t kUnbounded = std::numeric_limits<size_t>::max();
 
@@ -195,11 +203,11 @@ class EntityPages {
       // A tag has no bytes (sizeof of an empty type is 1, its registered size 0).
       return AddWith(e, c.id, nullptr, [](std::byte*, uint32_t) {});
     } else {
-      // A fixed-size copy: the compiler turns it into a few moves.
       return AddWith(e, c.id, &value, [&](std::byte* dst, uint32_t size) {
         ABSL_HARDENING_ASSERT(size == sizeof(T));
         (void)size;
-        std::memcpy(dst, &value, sizeof(T));
+        // A fixed-size typed store: the compiler turns it into a few moves.
+        ::new (static_cast<void*>(dst)) T(value);
       });
     }
   }
@@ -209,17 +217,24 @@ class EntityPages {
   // leaves the store and frees its slot. O(1). Pointers to `e`'s `c` become
   // dangling-by-contract (the element may be reused by the next Add).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, ComponentId c) {
+    uint32_t* const masks = Hot(c).masks;  // before the checks: see HotType
     if (ABSL_PREDICT_TRUE(InStore(e) && c < num_types_)) {
       // In the store, so its slot is below the capacity (no page check).
       const uint32_t slot = SlotOfIndex(e.index());
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
-      uint32_t& mask = types_[c].masks[page];
-      if (ABSL_PREDICT_TRUE((mask & flag) != 0)) {
-        mask &= ~flag;
+      uint32_t& mask = masks[page];
+      const uint32_t old_mask = mask;
+      if (ABSL_PREDICT_TRUE((old_mask & flag) != 0)) {
+        mask = old_mask & ~flag;
         layout_changed_ = true;
-        if (--count_[slot] == 0) FreeSlot(e.index(), slot);
-        if (!dirty_[page]) MarkDirty(page);
+        // Only an emptied mask or slot gives ReleaseEmptyPages something to free.
+        if (--count_[slot] == 0) {
+          FreeSlot(e.index(), slot);
+          MarkDirty(page);
+        } else if (old_mask == flag) {
+          MarkDirty(page);
+        }
         return absl::OkStatus();
       }
     }
@@ -258,6 +273,12 @@ class EntityPages {
   // or the next Compact() that moves anything; other entities' Add/Remove/Delete do
   // not move it. For tags it points at shared, stateless storage.
   const void* TryGet(Entity e, ComponentId c) const {
+    // Read before the checks, so that a loop hoists them (see HotType).
+    const HotType& hot = Hot(c);
+    const uint32_t* const masks = hot.masks;
+    std::byte* const base = hot.base;
+    const size_t size = hot.size;
+    const size_t direct_pages = hot.direct_pages;
     if (ABSL_PREDICT_FALSE(e.index() >= gen_size_ || c >= num_types_)) return nullptr;
     // Never compacted: the slot is the index, so the element's address does not wait
     // for the generation read (two independent loads, as on flat arrays).
@@ -268,9 +289,8 @@ class EntityPages {
     if (gen_of_[e.index()] != e.generation() || e.generation() == Entity::kInvalidGeneration) {
       return nullptr;
     }
-    const ComponentType& type = types_[c];
-    if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
-    return type.data[page] + size_t{bit} * type.size;
+    if (((masks[page] >> bit) & 1u) == 0) return nullptr;
+    return ElementAddress(base, size, direct_pages, c, slot);
   }
   void* TryGet(Entity e, ComponentId c) {
     return const_cast<void*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
@@ -296,9 +316,9 @@ class EntityPages {
     const uint32_t page = slot >> kEntityPageShift;
     const uint32_t bit = slot & (kEntityPageSize - 1);
     if (page >= page_capacity_) return nullptr;
-    const ComponentType& type = types_[c];
-    if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
-    return type.data[page] + size_t{bit} * type.size;
+    const HotType& hot = Hot(c);
+    if (((hot.masks[page] >> bit) & 1u) == 0) return nullptr;
+    return ElementAddress(hot.base, hot.size, hot.direct_pages, c, slot);
   }
 
   // SlotOf: `e`'s slot (page SlotOf(e) / 32, bit SlotOf(e) % 32), or kNoSlot if `e` is
@@ -328,18 +348,21 @@ class EntityPages {
   // compaction_in_progress: true while a planned pass has moves left.
   bool compaction_in_progress() const { return plan_cursor_ < plan_.size(); }
 
-  // ReleaseEmptyPages: the dirty-page pass. For each page touched by Remove/Delete/
-  // Compact since the last call, frees each component data page whose mask is zero,
-  // and the entity page if none of its slots is occupied. O(dirty pages * registered
-  // types). Returns the number of pages (data + entity) freed. Freed pages go back to
-  // their type's pool, not to the system (see ReleaseUnusedMemory), in the reverse of
-  // the order they were dirtied, so pages taken again in that order get the same
-  // blocks at the same addresses (a component removed and re-added every frame stays
-  // where it was).
+  // ReleaseEmptyPages: the dirty-page pass. For each page where Remove/Delete/
+  // Compact emptied a mask or a slot since the last call, frees each component data
+  // page whose mask is zero, and the entity page if none of its slots is occupied.
+  // O(dirty pages * registered types). Returns the number of pages (data + entity)
+  // freed. Freed memory stays with the store, not the system (see
+  // ReleaseUnusedMemory). A data page taken again has the same address (it is
+  // computed from the page); pool pages (entity pages, data pages past a type's
+  // range) go back in the reverse of the order they were dirtied, so pages taken again
+  // in that order get the same blocks (a component removed and re-added every frame
+  // stays where it was).
   size_t ReleaseEmptyPages();
-  // ReleaseUnusedMemory: gives every pool slab with no page in use back to the system
-  // and returns the bytes released (call after ReleaseEmptyPages, e.g. on a level
-  // unload). O(free pages * log slabs).
+  // ReleaseUnusedMemory: gives every pool slab and every 64 KiB granule of a type's
+  // range with no page in use back to the system and returns the bytes released (call
+  // after ReleaseEmptyPages, e.g. on a level unload). O(free pages * log slabs +
+  // granules touched).
   size_t ReleaseUnusedMemory();
   size_t num_dirty_pages() const { return dirty_pages_.size(); }
   // num_entities: entities in the store (with at least one component). O(1).
@@ -414,6 +437,22 @@ class EntityPages {
     uint32_t first_page = 0;
     uint32_t end_page = 0;
     bool range_stale = false;  // a boundary page was freed: shrink in ReleaseEmptyPages
+    // The data pages below hot_[c].direct_pages (see HotType), reserved when the
+    // first data page is allocated.
+    iteration_internal::PageRange range{kEntityPageSize};
+  };
+  // HotType: what Add, Remove and TryGet read of a type, in a table with an entry for
+  // every id modulo kMaxComponentTypes, so that they can read it before checking the
+  // id: a loop of TryGet then loads it once, not per call (loads after the checks are
+  // conditional, and the compiler does not hoist those).
+  // Direct addressing: the data of slot s of a page below direct_pages is at
+  // base + s * size (data[page] holds the same address); pages past it come from the
+  // type's pool and are found through data[page]. Tags: the shared storage, every page.
+  struct alignas(32) HotType {
+    uint32_t* masks = nullptr;  // types_[c].masks.data()
+    std::byte* base = nullptr;
+    size_t size = 0;
+    size_t direct_pages = 0;
   };
   // One move of a compaction plan: put entity (index, generation) at `target`.
   struct PlannedMove {
@@ -433,25 +472,47 @@ class EntityPages {
   template <typename Writer>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c,
                                                     const void* value, Writer write) {
+    // Before the checks, so that a loop hoists them (see HotType).
+    const HotType& hot = Hot(c);
+    uint32_t* const masks = hot.masks;
+    std::byte* const base = hot.base;
+    const size_t size = hot.size;
+    const size_t direct_pages = hot.direct_pages;
     if (ABSL_PREDICT_TRUE(InStore(e) && c < num_types_)) {
       // In the store, so its slot is below the capacity (no page check).
       const uint32_t slot = SlotOfIndex(e.index());
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t bit = slot & (kEntityPageSize - 1);
       const uint32_t flag = uint32_t{1} << bit;
-      ComponentType& type = types_[c];
-      std::byte* data = type.data[page];
-      if (ABSL_PREDICT_TRUE(data != nullptr && (type.masks[page] & flag) == 0)) {
+      uint32_t& mask = masks[page];
+      const uint32_t old_mask = mask;
+      // A page with a bit set has its data page (one with none may too: AddSlow
+      // finds it), and below direct_pages the element's address needs no load.
+      if (ABSL_PREDICT_TRUE(page < direct_pages && old_mask != 0 &&
+                            (old_mask & flag) == 0)) {
         ++count_[slot];
-        type.masks[page] |= flag;
+        mask = old_mask | flag;
         layout_changed_ = true;
-        write(data + size_t{bit} * type.size, type.size);
+        write(base + size_t{slot} * size, static_cast<uint32_t>(size));
         return absl::OkStatus();
       }
     }
     return AddSlow(e, c, value);
   }
   absl::Status NotFoundError(Entity e, ComponentId c) const;
+  // The element of `slot` of type `c` (whose page has its data page). Below
+  // direct_pages (every page but in a very large world) the address is computed, so
+  // the element load does not wait for a load of the data-page pointer.
+  // The caller passes Hot(c)'s fields as locals (a copy of the struct would be made
+  // on every call of a loop).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE std::byte* ElementAddress(std::byte* base, size_t size,
+                                                         size_t direct_pages, ComponentId c,
+                                                         uint32_t slot) const {
+    const uint32_t page = slot >> kEntityPageShift;
+    if (ABSL_PREDICT_TRUE(page < direct_pages)) return base + size_t{slot} * size;
+    return types_[c].data[page] + size_t{slot & (kEntityPageSize - 1)} * size;
+  }
+  const HotType& Hot(ComponentId c) const { return hot_[c & (kMaxComponentTypes - 1)]; }
   // InStore: `e` is the entity of its index in the store (which implies alive: the
   // destroy listener deletes destroyed entities). The invalid generation marks an index
   // not in the store; a handle carrying it must not pass for one. An entity in the
@@ -515,6 +576,8 @@ class EntityPages {
   static constexpr size_t kMaxComponentAlignment = 4096;
   iteration_internal::PagePool chunk_pool_{kChunkBytes, kMaxComponentAlignment};
   std::vector<ComponentType> types_;
+  // kMaxComponentTypes entries (see HotType); unregistered ids read as empty.
+  std::unique_ptr<HotType[]> hot_;
   // types_.size(), kept apart so the hot paths' range check is a compare, not a
   // division by sizeof(ComponentType).
   uint32_t num_types_ = 0;
