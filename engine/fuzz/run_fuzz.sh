@@ -3,7 +3,7 @@
 # (//engine:level_compiler_fuzzer), for a bounded time on a copy of its seed corpus and
 # regressions, with the level-keyword dictionary; see tools/run_fuzzer.sh.
 #
-#   engine/fuzz/run_fuzz.sh [SECONDS]                     (default 60; CI runs 60)
+#   engine/fuzz/run_fuzz.sh [SECONDS]                     (default 60; CI runs 30)
 #   STRATA_FUZZ_CORPUS=DIR engine/fuzz/run_fuzz.sh 1800   (grow a corpus kept in DIR)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
