@@ -466,6 +466,7 @@ absl::Status TransformComponent::CheckInvariants() const {
   }
   if (ids_.live() != n) return fail("ids leak: ", ids_.live(), " ids live for ", n, " nodes");
   if (id_slots_.size() < ids_.size()) return fail("id slot column too short");
+  if (id_limit_ != ids_.size()) return fail("id limit ", id_limit_, " != ids issued ", ids_.size());
   for (uint32_t id = 0; id < ids_.size(); ++id) {
     // A free or retired id's copy holds the table's word, free bit included.
     if (!ids_.in_use(id) && id_slots_[id].generation != (ids_.words()[id])) {

@@ -224,8 +224,9 @@ class TransformComponent {
   // IsValid: true if `i` was issued here and not destroyed since. O(1).
   bool IsValid(TransformHandle i) const {
     // The id's generation is read from its slot beside its position (one cache line
-    // for IsValid + PositionOf); ids_ bounds the ids issued.
-    return i.id_ < ids_.size() && (i.generation_ & GenerationTable::kFreeBit) == 0 &&
+    // for IsValid + PositionOf). The bound is id_limit_, a 32-bit copy of ids_.size()
+    // in this object's first cache line, not ids_.size() itself: see id_limit_.
+    return i.id_ < id_limit_ && (i.generation_ & GenerationTable::kFreeBit) == 0 &&
            id_slots_[i.id_].generation == i.generation_;
   }
 
@@ -458,6 +459,13 @@ class TransformComponent {
   size_t size_ = 0;
   size_t capacity_ = 0;     // usable positions; the buffer has one more (the spare)
   uint32_t first_dirty_ = 0;  // == size_ in immediate mode
+  // id_limit_: ids issued, always ids_.size() (AllocateId sets it; CheckInvariants
+  // audits it). IsValid, on every SetLocal, compares with it in one instruction; with
+  // ids_.size() (a vector's end minus begin) the compiler set up SetLocal's stack frame
+  // before the check and added two loads, and deferred SetLocal, whose only cache miss
+  // per call is the id slot, got slower (fewer calls' misses overlap in the
+  // out-of-order window). See docs/notes/transform.md, the id table.
+  uint32_t id_limit_ = 0;
   // Deferred: the dirty range is in preorder with contiguous subtrees (set by
   // OrderDirtyRange, cleared by any Swap, Attach or Detach).
   bool dirty_range_preordered_ = false;

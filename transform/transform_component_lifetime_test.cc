@@ -197,6 +197,63 @@ TEST(TransformComponentIds, ForgedFreeMarkedGenerationIsRejected) {
               StatusIs(absl::StatusCode::kNotFound));
 }
 
+// Ids at or above the number issued have slots with no content (allocated, never
+// written) or none at all: a handle naming one must be rejected by every entry point,
+// in both modes, also after destroys and reuse (which issue no new id).
+TEST(TransformComponentIds, NeverIssuedIdsAreRejected) {
+  for (const auto mode : {TransformComponent::Mode::kImmediate, TransformComponent::Mode::kDeferred}) {
+    SCOPED_TRACE(mode == TransformComponent::Mode::kImmediate ? "immediate" : "deferred");
+    TransformComponent::Options options;
+    options.mode = mode;
+    options.initial_capacity = 1000;
+    TransformComponent tc(options);
+    std::vector<TransformHandle> made;
+    for (uint32_t k = 0; k < 3; ++k) {
+      STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle h, tc.Create(Entity(k, 0), Matrix4x4::Identity()));
+      made.push_back(h);
+    }
+    ASSERT_THAT(tc.Destroy(made[1]), IsOk());  // id 1 freed, then reused below
+    STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle reused,
+                                tc.Create(Entity(7, 0), Matrix4x4::Identity()));
+    ASSERT_EQ(reused.id(), 1u);
+    auto forge = [](uint32_t id, uint32_t generation) {
+      const uint32_t fields[2] = {id, generation};
+      TransformHandle h;
+      std::memcpy(&h, fields, sizeof(h));
+      return h;
+    };
+    ASSERT_GE(tc.capacity(), 1000u);
+    const uint32_t capacity = static_cast<uint32_t>(tc.capacity());
+    for (const uint32_t id : {3u, 4u, capacity - 1, capacity, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+      for (const uint32_t generation : {0u, 1u}) {
+        const TransformHandle forged = forge(id, generation);
+        EXPECT_FALSE(tc.IsValid(forged)) << id;
+        EXPECT_FALSE(tc.SetLocal(forged, Matrix4x4::Translation(1, 0, 0))) << id;
+        EXPECT_EQ(tc.entity(forged), Entity()) << id;
+        EXPECT_THAT(tc.Destroy(forged), StatusIs(absl::StatusCode::kNotFound)) << id;
+        EXPECT_THAT(tc.SetLocalBatch({made[0], forged},
+                                     {Matrix4x4::Identity(), Matrix4x4::Identity()}),
+                    StatusIs(absl::StatusCode::kNotFound))
+            << id;
+        EXPECT_THAT(tc.PrepareBatch({forged}).status(), StatusIs(absl::StatusCode::kNotFound))
+            << id;
+      }
+    }
+    // The issued ones still resolve; the next new id is 3, and then it is accepted.
+    EXPECT_TRUE(tc.IsValid(made[0]));
+    EXPECT_TRUE(tc.IsValid(reused));
+    EXPECT_FALSE(tc.IsValid(made[1]));
+    STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle next, tc.Create(Entity(9, 0), Matrix4x4::Identity()));
+    EXPECT_EQ(next.id(), 3u);
+    EXPECT_TRUE(tc.IsValid(next));
+    EXPECT_TRUE(tc.SetLocal(next, Matrix4x4::Translation(2, 0, 0)));
+    tc.UpdateWorld();
+    EXPECT_EQ(tc.World(next), Matrix4x4::Translation(2, 0, 0));
+    EXPECT_FALSE(tc.IsValid(forge(4, 0)));
+    EXPECT_THAT(tc.CheckInvariants(), IsOk());
+  }
+}
+
 TEST(TransformComponentSizes, ReserveGrowsOrRejectsAboveTheMaximum) {
   TransformComponent tc;
   EXPECT_EQ(tc.capacity(), 0u);

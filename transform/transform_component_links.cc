@@ -170,8 +170,13 @@ bool TransformComponent::SetLocal(TransformHandle i, const Matrix4x4& local) {
                                              /*stream=*/false);
     return true;
   }
+  // Deferred: Touch's deferred branch, written out. Touch is not inlined here, and a
+  // call per node (its frame, a spill of `pos`) measured 1.2x on FlatOnePercent/
+  // Deferred, where each call's only cache miss is the id slot and the misses of
+  // consecutive calls overlap only as far as the out-of-order window reaches.
   local_[pos] = local;
-  Touch(pos);
+  idle_[pos] = 0;
+  if (!IsDirty(pos)) MarkDirty(pos);
   return true;
 }
 

@@ -129,6 +129,7 @@ uint32_t TransformComponent::AllocateId(uint32_t pos) {
   // destroys each), far past kMaxCapacity live instances.
   const bool acquired = ids_.Acquire(&id, &generation);
   STRATA_CHECK(acquired, "TransformComponent: every stable id is live or retired");
+  id_limit_ = static_cast<uint32_t>(ids_.size());  // IsValid's bound
   // Only retired ids (never reissued) can push an id past capacity_.
   if (ABSL_PREDICT_FALSE(id >= id_slots_.size())) id_slots_.resize(size_t{id} + 1);
   id_slots_[id] = IdSlot{generation, pos};
