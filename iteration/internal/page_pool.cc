@@ -79,7 +79,7 @@ void PagePool::ReleaseAll() {
 }
 
 void PagePool::FreeSlab(const Slab& slab) {
-  Unpoison(slab.begin, slab.bytes);
+  ASAN_UNPOISON_MEMORY_REGION(slab.begin, slab.bytes);
   if (slab.from_upstream) {
     upstream_->Free(slab.begin);
   } else {
@@ -106,12 +106,12 @@ void* PagePool::AllocateFromNewSlab() {
     begin = static_cast<std::byte*>(AllocateLarge(bytes, SlabAlignment(alignment_)));
     system_bytes_ += bytes;
   }
-  Poison(begin, bytes);
+  ASAN_POISON_MEMORY_REGION(begin, bytes);
   slabs_.push_back({begin, bytes, from_upstream});
   reserved_bytes_ += bytes;
   bump_ = begin + stride_;
   bump_end_ = begin + bytes / stride_ * stride_;
-  Unpoison(begin, block_bytes_);
+  ASAN_UNPOISON_MEMORY_REGION(begin, block_bytes_);
   return begin;
 }
 
@@ -133,9 +133,9 @@ size_t PagePool::ReleaseUnusedSlabs() {
   for (FreeBlock* node = free_list_; node != nullptr;) {
     free_nodes.push_back(node);
     ++free_blocks[slab_of(node)];
-    Unpoison(node, sizeof(FreeBlock));
+    ASAN_UNPOISON_MEMORY_REGION(node, sizeof(FreeBlock));
     FreeBlock* next = node->next;
-    Poison(node, sizeof(FreeBlock));
+    ASAN_POISON_MEMORY_REGION(node, sizeof(FreeBlock));
     node = next;
   }
   // A slab is unused when all the blocks carved from it are free: all of them for
@@ -155,9 +155,9 @@ size_t PagePool::ReleaseUnusedSlabs() {
   for (size_t i = free_nodes.size(); i-- > 0;) {
     FreeBlock* node = free_nodes[i];
     if (release[slab_of(node)]) continue;
-    Unpoison(node, sizeof(FreeBlock));
+    ASAN_UNPOISON_MEMORY_REGION(node, sizeof(FreeBlock));
     node->next = head;
-    Poison(node, sizeof(FreeBlock));
+    ASAN_POISON_MEMORY_REGION(node, sizeof(FreeBlock));
     head = node;
   }
   free_list_ = head;

@@ -30,15 +30,13 @@
 #ifndef STRATA_ITERATION_INTERNAL_PAGE_POOL_H_
 #define STRATA_ITERATION_INTERNAL_PAGE_POOL_H_
 
+#include <sanitizer/asan_interface.h>  // no-op macros outside ASan builds
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "absl/base/config.h"
-
-#ifdef ABSL_HAVE_ADDRESS_SANITIZER
-#include <sanitizer/asan_interface.h>
-#endif
 
 namespace strata {
 namespace iteration_internal {
@@ -63,12 +61,12 @@ class PagePool {
     void* block;
     if (free_list_ != nullptr) {
       block = free_list_;
-      Unpoison(block, block_bytes_);
+      ASAN_UNPOISON_MEMORY_REGION(block, block_bytes_);
       free_list_ = free_list_->next;
     } else if (bump_ != bump_end_) {
       block = bump_;
       bump_ += stride_;
-      Unpoison(block, block_bytes_);
+      ASAN_UNPOISON_MEMORY_REGION(block, block_bytes_);
     } else {
       block = AllocateFromNewSlab();
     }
@@ -81,7 +79,7 @@ class PagePool {
     auto* node = static_cast<FreeBlock*>(block);
     node->next = free_list_;
     free_list_ = node;
-    Poison(block, block_bytes_);
+    ASAN_POISON_MEMORY_REGION(block, block_bytes_);
     --live_blocks_;
   }
 
@@ -115,23 +113,7 @@ class PagePool {
   void FreeSlab(const Slab& slab);
   void ReleaseAll();
   // NOTE: blocks start 8-byte aligned and span a multiple of 32 bytes, ASan's
-  // poisoning granularity.
-  static void Poison(void* p, size_t bytes) {
-#ifdef ABSL_HAVE_ADDRESS_SANITIZER
-    ASAN_POISON_MEMORY_REGION(p, bytes);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-  }
-  static void Unpoison(void* p, size_t bytes) {
-#ifdef ABSL_HAVE_ADDRESS_SANITIZER
-    ASAN_UNPOISON_MEMORY_REGION(p, bytes);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-  }
+  // poisoning granularity (ASAN_(UN)POISON_MEMORY_REGION on a block).
 
   size_t block_bytes_;
   size_t alignment_;

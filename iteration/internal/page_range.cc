@@ -1,5 +1,6 @@
 #include "iteration/internal/page_range.h"
 
+#include <sanitizer/asan_interface.h>  // no-op macros outside ASan builds
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -10,10 +11,6 @@
 #include "absl/base/config.h"
 #include "base/huge_page_allocator.h"
 
-#ifdef ABSL_HAVE_ADDRESS_SANITIZER
-#include <sanitizer/asan_interface.h>
-#endif
-
 namespace strata {
 namespace iteration_internal {
 namespace {
@@ -21,23 +18,6 @@ namespace {
 constexpr uint32_t kTouched = uint32_t{1} << 31;
 constexpr uint32_t kCountMask = kTouched - 1;
 constexpr size_t kGranulesPerRegion = kHugePageBytes / PageRange::kGranuleBytes;
-
-void Poison(void* p, size_t bytes) {
-#ifdef ABSL_HAVE_ADDRESS_SANITIZER
-  ASAN_POISON_MEMORY_REGION(p, bytes);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-void Unpoison(void* p, size_t bytes) {
-#ifdef ABSL_HAVE_ADDRESS_SANITIZER
-  ASAN_UNPOISON_MEMORY_REGION(p, bytes);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
 
 bool TestBit(const std::vector<uint64_t>& bits, size_t i) {
   return i / 64 < bits.size() && ((bits[i / 64] >> (i % 64)) & 1u) != 0;
@@ -96,7 +76,7 @@ void PageRange::Unmap() {
   if (mapping_ == nullptr) return;
   // ASan keeps the shadow of unmapped memory: leave none poisoned for whoever maps
   // these addresses next.
-  Unpoison(base_, granules_.size() * kGranuleBytes);
+  ASAN_UNPOISON_MEMORY_REGION(base_, granules_.size() * kGranuleBytes);
   munmap(mapping_, mapping_bytes_);
   mapping_ = base_ = nullptr;
   mapping_bytes_ = blocks_ = live_blocks_ = end_block_ = committed_granules_ = 0;
@@ -159,7 +139,7 @@ std::byte* PageRange::Allocate(size_t i) {
     ++state;
   }
   std::byte* block = base_ + begin;
-  Unpoison(block, block_bytes_);
+  ASAN_UNPOISON_MEMORY_REGION(block, block_bytes_);
   return block;
 }
 
@@ -172,7 +152,7 @@ void PageRange::Free(size_t i) {
     assert((granules_[g] & kCountMask) != 0);
     --granules_[g];
   }
-  Poison(base_ + begin, block_bytes_);
+  ASAN_POISON_MEMORY_REGION(base_ + begin, block_bytes_);
 }
 
 size_t PageRange::ReleaseUnused() {
