@@ -12,56 +12,34 @@
 namespace strata {
 namespace {
 
-// Writes the `kSize`-byte `value` into the elements `bits[0, n)` of the page `data`.
-template <size_t kSize>
-void FillRun(std::byte* data, const std::byte* value, const uint8_t* bits, size_t n) {
-  for (size_t k = 0; k < n; ++k) {
-    std::memcpy(data + size_t{bits[k]} * kSize, value, kSize);
-  }
+// FillAt: writes the `kSize`-byte `value` into the elements at(0) .. at(n - 1) of the
+// page `data`. `at` gives an element's position in its page; the callers' positions are
+// a list of bits, the entities' own slots, or 0 .. 31 for a whole page (a straight loop
+// the compiler unrolls).
+template <size_t kSize, typename At>
+void FillAt(std::byte* data, const std::byte* value, size_t n, At at) {
+  for (size_t k = 0; k < n; ++k) std::memcpy(data + size_t{at(k)} * kSize, value, kSize);
 }
 
-// FillRun for a size known at run time: fixed-size copies for the common sizes.
-void FillRun(size_t size, std::byte* data, const std::byte* value, const uint8_t* bits, size_t n) {
+// FillAt for a size known at run time: fixed-size copies for the common sizes.
+template <typename At>
+void FillAt(size_t size, std::byte* data, const std::byte* value, size_t n, At at) {
   switch (size) {
     case 0: break;
-    case 4: FillRun<4>(data, value, bits, n); break;
-    case 8: FillRun<8>(data, value, bits, n); break;
-    case 12: FillRun<12>(data, value, bits, n); break;
-    case 16: FillRun<16>(data, value, bits, n); break;
+    case 4:
+      FillAt<4>(data, value, n, at);
+      break;
+    case 8:
+      FillAt<8>(data, value, n, at);
+      break;
+    case 12:
+      FillAt<12>(data, value, n, at);
+      break;
+    case 16:
+      FillAt<16>(data, value, n, at);
+      break;
     default:
-      for (size_t k = 0; k < n; ++k) {
-        std::memcpy(data + size_t{bits[k]} * size, value, size);
-      }
-  }
-}
-
-// Writes the `kSize`-byte `value` into the elements of the page `data` at the slots of
-// `run` (identity layout: an entity's slot is its index). A run covering the whole page
-// (`full`) fills the elements in order, a straight loop the compiler unrolls.
-template <size_t kSize>
-void FillIdentityRun(std::byte* data, const std::byte* value, absl::Span<const Entity> run,
-                     bool full) {
-  if (full) {
-    for (size_t i = 0; i < kEntityPageSize; ++i) std::memcpy(data + i * kSize, value, kSize);
-    return;
-  }
-  for (const Entity e : run) {
-    std::memcpy(data + size_t{e.index() & (kEntityPageSize - 1)} * kSize, value, kSize);
-  }
-}
-
-void FillIdentityRun(size_t size, std::byte* data, const std::byte* value,
-                     absl::Span<const Entity> run, bool full) {
-  switch (size) {
-    case 0: break;
-    case 4: FillIdentityRun<4>(data, value, run, full); break;
-    case 8: FillIdentityRun<8>(data, value, run, full); break;
-    case 12: FillIdentityRun<12>(data, value, run, full); break;
-    case 16: FillIdentityRun<16>(data, value, run, full); break;
-    default:
-      for (const Entity e : run) {
-        std::memcpy(data + size_t{e.index() & (kEntityPageSize - 1)} * size, value, size);
-      }
+      for (size_t k = 0; k < n; ++k) std::memcpy(data + size_t{at(k)} * size, value, size);
   }
 }
 
@@ -194,7 +172,8 @@ void EntityPages::WriteArchetypeRun(uint32_t page, const Archetype& archetype, u
   for (const Archetype::Entry& entry : archetype.entries_) {
     ComponentType& type = types_[entry.id];
     type.masks[page] |= run_flags;
-    FillRun(type.size, type.data[page], archetype.bytes_.data() + entry.offset, bits, n);
+    FillAt(type.size, type.data[page], archetype.bytes_.data() + entry.offset, n,
+           [bits](size_t k) { return bits[k]; });
   }
 }
 
@@ -278,14 +257,21 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
       num_entities_ += n;
     }
     if (!error.ok()) break;
-    // The run's slots are distinct (checked above), so 32 of them are the whole page.
+    // The run's slots are distinct (checked above), so 32 of them are the whole page,
+    // filled in order.
     const bool full = run_flags == ~uint32_t{0};
-    const absl::Span<const Entity> run_entities = entities.subspan(run.begin, n);
+    const Entity* const run_entities = entities.data() + run.begin;
     for (const Archetype::Entry& entry : archetype.entries_) {
       ComponentType& type = types_[entry.id];
       type.masks[page] |= run_flags;
-      FillIdentityRun(type.size, type.data[page], archetype.bytes_.data() + entry.offset,
-                      run_entities, full);
+      const std::byte* const value = archetype.bytes_.data() + entry.offset;
+      if (full) {
+        FillAt(type.size, type.data[page], value, kEntityPageSize, [](size_t k) { return k; });
+      } else {
+        FillAt(type.size, type.data[page], value, n, [run_entities](size_t k) {
+          return run_entities[k].index() & (kEntityPageSize - 1);
+        });
+      }
     }
   }
   layout_changed_ = true;
