@@ -20,23 +20,6 @@ expect 0 "warning: .*skipped component of unknown type \"render_data\"" \
 expect 0 "entities +4 \(2 roots, 2 children\)" $INSPECT "$TMP/level.entities"
 expect 0 "\(entity names\) +4 instances" $INSPECT "$TMP/level.entities"
 
-# --threads: a level of several slices compiles to the same bytes on 1, 2 and 3 threads.
-{
-  echo '{"entities": ['
-  for i in $(seq 0 4999); do
-    echo "{\"name\": \"e$i\", \"components\": [{\"type\": \"x\", \"position\": [$i, 0, 0]}]},"
-  done
-  echo '{"children": [{"name": "last"}]}]}'
-} >"$TMP/big.json"
-expect 0 "5002 entities, .* 5000 warnings" $COMPILE --skip-unknown "$TMP/big.json" "$TMP/big1.entities"
-expect 0 "5002 entities" $COMPILE --skip-unknown --threads=2 "$TMP/big.json" "$TMP/big2.entities"
-expect 0 "5002 entities" $COMPILE --threads=3 --skip-unknown "$TMP/big.json" "$TMP/big3.entities"
-check "2 threads wrote the bytes 1 thread wrote" cmp "$TMP/big1.entities" "$TMP/big2.entities"
-check "3 threads wrote the bytes 1 thread wrote" cmp "$TMP/big1.entities" "$TMP/big3.entities"
-for bad in --threads=-1 --threads=x --threads= --threads=257; do
-  expect 2 "usage" $COMPILE $bad $LEVEL "$TMP/level.entities"
-done
-
 # Other endianness: compiles, and inspect explains why it cannot load it.
 expect 0 "big-endian|little-endian" $COMPILE --skip-unknown --endian=big $LEVEL "$TMP/big.entities"
 expect 0 "" $COMPILE --skip-unknown --endian=little $LEVEL "$TMP/little.entities"
