@@ -138,143 +138,261 @@ class PairBuckets {
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> sparse_;
 };
 
+// The component sets of a store and their target ranges: step 1 and 2 of a pass,
+// shared by the trades and the plan of the moves left.
+struct Survey {
+  struct Group {
+    uint32_t page;
+    uint32_t signature;  // index into signatures
+    uint32_t bits;
+  };
+  std::vector<uint64_t> signatures;
+  std::vector<uint32_t> counts;     // per signature: entities
+  std::vector<uint32_t> first_slot; // per signature: a slot holding it
+  std::vector<Group> groups;        // in page order
+  std::vector<uint32_t> order;      // signature indices, sorted by signature
+  std::vector<uint32_t> start;      // per signature: its range's first slot
+  std::vector<uint32_t> owner;      // per page of the ranges: the signature owning it
+  uint32_t end = 0;                 // past the last range
+};
+
+// Groups the occupied slots of `num_pages` pages by component set (masks[c] the
+// masks of type c) and gives each set a range of whole pages in signature order.
+// A set's signature is its type bits (exact for the first 64 types; later types mix
+// in a hash, where a collision can only merge two sets' ranges, never change a
+// query). O(pages * sets per page * types).
+void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& masks,
+                 size_t num_pages, Survey& out) {
+  const size_t num_types = masks.size();
+  std::vector<uint64_t> keys(num_types);
+  for (size_t c = 0; c < num_types; ++c) keys[c] = SignatureKey(static_cast<ComponentId>(c));
+  absl::flat_hash_map<uint64_t, uint32_t> index_of;
+  // Few sets is the usual case: a linear search over the signatures seen (in cache)
+  // before the hash map.
+  constexpr size_t kLinearSignatures = 16;
+  auto signature_index = [&](uint64_t signature, uint32_t slot) -> uint32_t {
+    if (out.signatures.size() <= kLinearSignatures) {
+      for (uint32_t k = 0; k < out.signatures.size(); ++k) {
+        if (out.signatures[k] == signature) return k;
+      }
+    } else if (auto it = index_of.find(signature); it != index_of.end()) {
+      return it->second;
+    }
+    const uint32_t k = static_cast<uint32_t>(out.signatures.size());
+    index_of.emplace(signature, k);
+    out.signatures.push_back(signature);
+    out.counts.push_back(0);
+    out.first_slot.push_back(slot);
+    return k;
+  };
+  out.groups.reserve(num_pages * 2);
+  for (size_t page = 0; page < num_pages; ++page) {
+    uint32_t remaining = occupied[page];
+    // The slots of the page with the set of its lowest unassigned slot: AND (or
+    // AND-NOT) each type's mask word, a few words per set, not per slot.
+    while (remaining != 0) {
+      const uint32_t i = static_cast<uint32_t>(absl::countr_zero(remaining));
+      uint32_t same = remaining;
+      uint64_t signature = 0;
+      // Without a branch per type: whether slot i has a type is random in a sparse
+      // store, and mispredicted branches were most of the scan.
+      for (size_t c = 0; c < num_types; ++c) {
+        const uint32_t mask = masks[c][page];
+        const uint32_t has = (mask >> i) & 1u;
+        same &= mask ^ (has - 1);  // mask if slot i has c, else ~mask
+        signature ^= keys[c] & (uint64_t{0} - has);
+      }
+      const uint32_t s =
+          signature_index(signature, static_cast<uint32_t>(page * kEntityPageSize + i));
+      out.counts[s] += PopCount(same);
+      out.groups.push_back({static_cast<uint32_t>(page), s, same});
+      remaining &= ~same;
+    }
+  }
+  const size_t num_signatures = out.signatures.size();
+  out.order.resize(num_signatures);
+  for (uint32_t s = 0; s < num_signatures; ++s) out.order[s] = s;
+  std::sort(out.order.begin(), out.order.end(), [&](uint32_t a, uint32_t b) {
+    return out.signatures[a] < out.signatures[b];
+  });
+  out.start.resize(num_signatures);
+  uint32_t next = 0;
+  for (const uint32_t s : out.order) {
+    out.start[s] = next;
+    next += (out.counts[s] + kEntityPageSize - 1) & ~(kEntityPageSize - 1);
+  }
+  out.end = next;
+  out.owner.resize(out.end >> kEntityPageShift);
+  for (const uint32_t s : out.order) {
+    const uint32_t first = out.start[s] >> kEntityPageShift;
+    const uint32_t last =
+        (out.start[s] + out.counts[s] + kEntityPageSize - 1) >> kEntityPageShift;
+    for (uint32_t p = first; p < last; ++p) out.owner[p] = s;
+  }
+}
+
+// Calls fn(page, owner, in_range, first group, end group) for each page of the
+// store or of the ranges: in_range are the page's slots inside its owner's
+// [start, start + count) (none past the ranges), the groups those of the page.
+template <typename Fn>
+void ForEachRangePage(const Survey& survey, size_t num_pages, Fn&& fn) {
+  const size_t scan_pages = std::max<size_t>(num_pages, survey.owner.size());
+  size_t next_group = 0;
+  for (size_t page = 0; page < scan_pages; ++page) {
+    uint32_t in_range = 0;
+    uint32_t s_owner = 0;
+    if (page < survey.owner.size()) {
+      s_owner = survey.owner[page];
+      const uint32_t end = survey.start[s_owner] + survey.counts[s_owner];
+      const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+      in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
+                                               : (uint32_t{1} << (end - base)) - 1;
+    }
+    const size_t first_group = next_group;
+    while (next_group < survey.groups.size() && survey.groups[next_group].page == page) {
+      ++next_group;
+    }
+    fn(static_cast<uint32_t>(page), s_owner, in_range, first_group, next_group);
+  }
+}
+
+// The slots of group g that are not home: all of them but those of the page owner's
+// set inside its range.
+inline uint32_t Away(const Survey& survey, const Survey::Group& g, uint32_t s_owner,
+                     uint32_t in_range) {
+  return g.page < survey.owner.size() && g.signature == s_owner ? g.bits & ~in_range
+                                                                : g.bits;
+}
+
 }  // namespace
+
+std::vector<const uint32_t*> EntityPages::TypeMasks() const {
+  std::vector<const uint32_t*> masks(types_.size());
+  for (size_t c = 0; c < types_.size(); ++c) masks[c] = types_[c].masks.data();
+  return masks;
+}
+
+bool EntityPages::PlanTrades() {
+  trades_.clear();
+  trade_cursor_ = 0;
+  trade_sets_.clear();
+  parked_stage_ = 0;
+  moves_pending_ = false;
+  plan_.clear();
+  plan_cursor_ = 0;
+  layout_changed_ = false;
+  if (num_entities_ == 0) return false;
+  Survey survey;
+  SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
+  plan_end_ = survey.end;
+  // Outsiders per (set, range they stand in), counted; only their numbers are kept:
+  // the trades find the slots again from the masks as they go.
+  const size_t n = survey.signatures.size();
+  const bool dense = n <= PairBuckets::kMaxDense;
+  std::vector<uint32_t> pairs(dense ? n * n : 0);
+  size_t total = 0;
+  ForEachRangePage(survey, page_capacity_, [&](uint32_t, uint32_t s_owner, uint32_t in_range,
+                                               size_t g0, size_t g1) {
+    for (size_t k = g0; k < g1; ++k) {
+      const Survey::Group& g = survey.groups[k];
+      const uint32_t bits = Away(survey, g, s_owner, in_range);
+      total += PopCount(bits);
+      if (dense) pairs[size_t{g.signature} * n + s_owner] += PopCount(bits & in_range);
+    }
+  });
+  if (total == 0) return false;
+  moves_pending_ = true;
+  if (!dense) return true;  // many sets: the plan of the moves does it all
+  // Each set of a trade as one word per type, from a slot holding it: 0 if the set
+  // has the type, all ones if not, so that mask ^ word has the set's slots set.
+  std::vector<uint32_t> set_offset(n, ~uint32_t{0});
+  auto set_of = [&](uint32_t s) {
+    if (set_offset[s] == ~uint32_t{0}) {
+      set_offset[s] = static_cast<uint32_t>(trade_sets_.size());
+      const uint32_t slot = survey.first_slot[s];
+      for (size_t c = 0; c < types_.size(); ++c) {
+        const uint32_t mask = types_[c].masks[slot >> kEntityPageShift];
+        trade_sets_.push_back(((mask >> (slot & (kEntityPageSize - 1))) & 1u) - 1);
+      }
+    }
+    return set_offset[s];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const uint32_t s = survey.order[i];
+      const uint32_t r = survey.order[j];
+      if (pairs[size_t{s} * n + r] == 0 || pairs[size_t{r} * n + s] == 0) continue;
+      const uint32_t s_start = survey.start[s];
+      const uint32_t r_start = survey.start[r];
+      trades_.push_back(
+          {{r_start, r_start + survey.counts[r], set_of(s), kNoSlot, 0},
+           {s_start, s_start + survey.counts[s], set_of(r), kNoSlot, 0}});
+    }
+  }
+  return true;
+}
+
+uint32_t EntityPages::NextOfSet(TradeCursor& cursor, const uint32_t* const* masks) {
+  const size_t num_types = types_.size();
+  const uint32_t* const flips = trade_sets_.data() + cursor.set;
+  for (;;) {
+    if (ABSL_PREDICT_TRUE(cursor.bits != 0)) {
+      const uint32_t slot = cursor.page * kEntityPageSize +
+                            static_cast<uint32_t>(absl::countr_zero(cursor.bits));
+      cursor.bits &= cursor.bits - 1;
+      cursor.next = slot + 1;
+      return slot;
+    }
+    if (cursor.page != kNoSlot) {  // no match left in the cached page
+      cursor.next = std::max(cursor.next, (cursor.page + 1) * kEntityPageSize);
+      cursor.page = kNoSlot;
+    }
+    if (cursor.next >= cursor.end) return kNoSlot;
+    const uint32_t page = cursor.next >> kEntityPageShift;
+    if (page >= page_capacity_) {
+      cursor.next = cursor.end;
+      return kNoSlot;
+    }
+    uint32_t match = occupied_[page] & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
+    if ((cursor.end >> kEntityPageShift) == page) {
+      match &= (uint32_t{1} << (cursor.end & (kEntityPageSize - 1))) - 1;
+    }
+    for (size_t c = 0; c < num_types; ++c) match &= masks[c][page] ^ flips[c];
+    cursor.page = page;
+    cursor.bits = match;
+  }
+}
 
 bool EntityPages::PlanCompaction() {
   plan_.clear();
   plan_cursor_ = 0;
   layout_changed_ = false;
   if (num_entities_ == 0) return false;
-
-  std::vector<uint64_t> keys(types_.size());
-  for (size_t c = 0; c < types_.size(); ++c) keys[c] = SignatureKey(static_cast<ComponentId>(c));
-  // Calls fn(signature, bits) for each group of slots of `page` with the same set.
-  auto for_each_group = [&](size_t page, auto&& fn) {
-    uint32_t remaining = occupied_[page];
-    while (remaining != 0) {
-      const uint32_t i = static_cast<uint32_t>(absl::countr_zero(remaining));
-      uint32_t same = remaining;
-      uint64_t signature = 0;
-      for (size_t c = 0; c < types_.size(); ++c) {
-        const uint32_t mask = types_[c].masks[page];
-        if ((mask >> i) & 1u) {
-          same &= mask;
-          signature ^= keys[c];
-        } else {
-          same &= ~mask;
-        }
-      }
-      fn(signature, same);
-      remaining &= ~same;
-    }
-  };
-
-  // 1. Signatures and their sizes.
-  absl::flat_hash_map<uint64_t, uint32_t> index_of;
-  std::vector<uint64_t> signatures;
-  std::vector<uint32_t> counts;
-  // Looks a signature up: few sets is the usual case, so a linear search over the
-  // signatures seen (in cache) before the hash map.
-  constexpr size_t kLinearSignatures = 16;
-  auto find_signature = [&](uint64_t signature) -> uint32_t {
-    if (signatures.size() <= kLinearSignatures) {
-      for (uint32_t k = 0; k < signatures.size(); ++k) {
-        if (signatures[k] == signature) return k;
-      }
-      return ~uint32_t{0};
-    }
-    auto it = index_of.find(signature);
-    return it == index_of.end() ? ~uint32_t{0} : it->second;
-  };
-  auto signature_index = [&](uint64_t signature) {
-    uint32_t k = find_signature(signature);
-    if (k == ~uint32_t{0}) {
-      k = static_cast<uint32_t>(signatures.size());
-      index_of.emplace(signature, k);
-      signatures.push_back(signature);
-      counts.push_back(0);
-    }
-    return k;
-  };
-  // The groups found, kept for step 3 (one scan of the masks instead of two).
-  struct Group {
-    uint32_t page;
-    uint32_t signature;  // index into signatures
-    uint32_t bits;
-  };
-  std::vector<Group> groups;
-  groups.reserve(page_capacity_ * 2);
-  for (size_t page = 0; page < page_capacity_; ++page) {
-    if (occupied_[page] == 0) continue;
-    for_each_group(page, [&](uint64_t signature, uint32_t bits) {
-      const uint32_t s = signature_index(signature);
-      counts[s] += PopCount(bits);
-      groups.push_back({static_cast<uint32_t>(page), s, bits});
-    });
-  }
-
-  // 2. Ranges of whole pages, in signature order.
-  const size_t num_signatures = signatures.size();
-  std::vector<uint32_t> order(num_signatures);
-  for (uint32_t s = 0; s < num_signatures; ++s) order[s] = s;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return signatures[a] < signatures[b]; });
-  std::vector<uint32_t> start(num_signatures);
-  // Per page of the target ranges: the signature owning it.
-  uint32_t next = 0;
-  for (const uint32_t s : order) {
-    start[s] = next;
-    next += (counts[s] + kEntityPageSize - 1) & ~(kEntityPageSize - 1);
-  }
-  plan_end_ = next;
-  std::vector<uint32_t> owner(plan_end_ >> kEntityPageShift);
-  for (const uint32_t s : order) {
-    const uint32_t first = start[s] >> kEntityPageShift;
-    const uint32_t last = (start[s] + counts[s] + kEntityPageSize - 1) >> kEntityPageShift;
-    for (uint32_t p = first; p < last; ++p) owner[p] = s;
-  }
+  Survey survey;
+  SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
+  plan_end_ = survey.end;
+  const size_t num_signatures = survey.signatures.size();
+  const std::vector<uint32_t>& order = survey.order;
+  const std::vector<Survey::Group>& groups = survey.groups;
 
   // 3. Holes per signature and outsiders per (signature, range they stand in), in
   // slot order: first their numbers (popcounts over the groups), so that every
   // bucket is allocated once, then the slots.
   const uint32_t no_range = static_cast<uint32_t>(num_signatures);  // padding or past
-  const size_t scan_pages = std::max<size_t>(page_capacity_, owner.size());
-  // Calls fn(page, owner, in_range, group range) for each page: in_range are the
-  // page's slots inside its owner's [start, start + count), the groups those of the
-  // page (an empty range for a page without entities).
-  auto for_each_page = [&](auto&& fn) {
-    size_t next_group = 0;
-    for (size_t page = 0; page < scan_pages; ++page) {
-      uint32_t in_range = 0;
-      uint32_t s_owner = 0;
-      if (page < owner.size()) {
-        s_owner = owner[page];
-        const uint32_t end = start[s_owner] + counts[s_owner];
-        const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
-        in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
-                                                 : (uint32_t{1} << (end - base)) - 1;
-      }
-      const size_t first_group = next_group;
-      while (next_group < groups.size() && groups[next_group].page == page) ++next_group;
-      fn(static_cast<uint32_t>(page), s_owner, in_range, first_group, next_group);
-    }
-  };
-  // The slots of group g that are not home: all of them but those of the page owner's
-  // set inside its range.
-  auto away = [&](const Group& g, uint32_t s_owner, uint32_t in_range, size_t page) {
-    return page < owner.size() && g.signature == s_owner ? g.bits & ~in_range : g.bits;
+  auto for_each_page = [&](auto&& fn) { ForEachRangePage(survey, page_capacity_, fn); };
+  auto away = [&](const Survey::Group& g, uint32_t s_owner, uint32_t in_range) {
+    return Away(survey, g, s_owner, in_range);
   };
   PairBuckets by_range(num_signatures);
   std::vector<std::vector<uint32_t>> holes(num_signatures);
   if (num_signatures <= PairBuckets::kMaxDense) {
     std::vector<uint32_t> bucket_size(num_signatures * (num_signatures + 1));
     std::vector<uint32_t> hole_count(num_signatures);
-    for_each_page([&](uint32_t page, uint32_t s_owner, uint32_t in_range, size_t g0,
-                      size_t g1) {
+    for_each_page([&](uint32_t, uint32_t s_owner, uint32_t in_range, size_t g0, size_t g1) {
       uint32_t home = 0;
       for (size_t k = g0; k < g1; ++k) {
-        const Group& g = groups[k];
-        const uint32_t bits = away(g, s_owner, in_range, page);
+        const Survey::Group& g = groups[k];
+        const uint32_t bits = away(g, s_owner, in_range);
         home |= g.bits & ~bits;
         const size_t row = size_t{g.signature} * (num_signatures + 1);
         bucket_size[row + s_owner] += PopCount(bits & in_range);
@@ -296,8 +414,8 @@ bool EntityPages::PlanCompaction() {
     const uint32_t base = page * kEntityPageSize;
     uint32_t home = 0;
     for (size_t k = g0; k < g1; ++k) {
-      const Group& g = groups[k];
-      const uint32_t bits = away(g, s_owner, in_range, page);
+      const Survey::Group& g = groups[k];
+      const uint32_t bits = away(g, s_owner, in_range);
       home |= g.bits & ~bits;
       total += PopCount(bits);
       if (const uint32_t in = bits & in_range; in != 0) {
@@ -322,6 +440,7 @@ bool EntityPages::PlanCompaction() {
   // s's range trade places (one swap places both). Then every other outsider of a set
   // goes to the next of its range's holes not taken by a swap, in slot order per
   // bucket (range by range, then the ones in no range).
+  const size_t scan_pages = std::max<size_t>(page_capacity_, survey.owner.size());
   const size_t slot_words = (scan_pages * kEntityPageSize + 63) / 64;
   std::vector<uint64_t> planned(slot_words, 0);  // slots already a source or target
   auto mark = [&](uint32_t slot) { planned[slot >> 6] |= uint64_t{1} << (slot & 63); };
@@ -426,18 +545,26 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
 
 size_t EntityPages::Compact(size_t budget) {
   if (budget == 0) return 0;
-  if (plan_cursor_ >= plan_.size()) {
+  if (compaction_in_progress() && !indirect_) {
+    // The store emptied since the pass began (back to the identity): nothing of the
+    // pass is left to do.
+    trades_.clear();
+    trade_cursor_ = 0;
+    parked_stage_ = 0;
+    moves_pending_ = false;
+  }
+  if (!compaction_in_progress()) {
     if (!layout_changed_) return 0;  // compact since the last pass: nothing to plan
-    if (!PlanCompaction()) return 0;
+    if (!PlanTrades()) return 0;
     MakeIndirect();  // the moves need the slot table from here on
   }
   // The moves run in batches of kBatch slot pairs, in two phases. First the pairs are
   // decided and the slot records moved (entity pages, counts, occupancy, slot table),
-  // in plan order, which is what later moves of the batch read. Then, one component
-  // type at a time, its masks and data are swapped pair by pair in the same order
-  // (a move is a swap with an empty slot). Every phase walks one kind of memory in
-  // ascending slot order (the plan's order), which the prefetchers follow, instead of
-  // a dozen lines of different arrays per move.
+  // in order, which is what later moves of the batch read. Then, one component type
+  // at a time, its masks and data are swapped pair by pair in the same order (a move
+  // is a swap with an empty slot). Every phase walks one kind of memory in ascending
+  // slot order, which the prefetchers follow, instead of a dozen lines of different
+  // arrays per move.
   constexpr size_t kBatch = 512;
   // The moves' slots are scattered over a store larger than the caches, and each
   // move's records are a chain of dependent loads (slot, page pointer, records):
@@ -460,7 +587,114 @@ size_t EntityPages::Compact(size_t budget) {
     for (ComponentId c = 0; c < num_types_; ++c) SwapComponentData(c, pairs, num_pairs);
     num_pairs = 0;
   };
+  auto add_pair = [&](uint32_t a, uint32_t b) {
+    pairs[2 * num_pairs] = a;
+    pairs[2 * num_pairs + 1] = b;
+    if (++num_pairs == kBatch) flush();
+  };
+  auto occupied = [&](uint32_t slot) {
+    const uint32_t page = slot >> kEntityPageShift;
+    return page < page_capacity_ &&
+           ((occupied_[page] >> (slot & (kEntityPageSize - 1))) & 1u) != 0;
+  };
+  // The first pass writes the slot table and records of a page when it first
+  // changes it (see MakeIndirect).
+  auto materialize = [&](uint32_t slot) {
+    if (IsIdentityPage(slot >> kEntityPageShift)) MaterializePage(slot >> kEntityPageShift);
+  };
   size_t moves = 0;
+
+  // 1. A trade the budget cut in two: the parked entity comes back.
+  if (parked_stage_ == 1 && moves < budget) {
+    if (occupied(parked_[0]) && !occupied(parked_[1])) {
+      MoveRecords(parked_[0], parked_[1]);
+      add_pair(parked_[0], parked_[1]);
+      ++moves;
+    }
+    parked_stage_ = 2;
+  }
+  if (parked_stage_ == 2 && moves < budget) {
+    if (occupied(parked_[2]) && !occupied(parked_[0])) {
+      MoveRecords(parked_[2], parked_[0]);
+      add_pair(parked_[2], parked_[0]);
+      ++moves;
+    }
+    parked_stage_ = 0;
+  }
+
+  // 2. Trades, a batch of swaps at a time: the cursors find the pairs (the cached
+  // page matches are of this call only), then the records, then the data.
+  if (trade_cursor_ < trades_.size()) {
+    trades_[trade_cursor_].a.page = trades_[trade_cursor_].b.page = kNoSlot;
+    trades_[trade_cursor_].a.bits = trades_[trade_cursor_].b.bits = 0;
+  }
+  // No table grows during the trades (only a parking move may, and it ends them).
+  const std::vector<const uint32_t*> masks = TypeMasks();
+  while (trade_cursor_ < trades_.size() && moves < budget && parked_stage_ == 0) {
+    Trade& trade = trades_[trade_cursor_];
+    if (num_pairs != 0) flush();
+    const size_t want = std::min(kBatch, (budget - moves) / 2);
+    size_t n = 0;
+    bool done = false;
+    while (n < std::max<size_t>(want, 1)) {
+      const uint32_t x = NextOfSet(trade.a, masks.data());
+      const uint32_t y = x == kNoSlot ? kNoSlot : NextOfSet(trade.b, masks.data());
+      if (y == kNoSlot) {
+        done = true;
+        break;
+      }
+      pairs[2 * n] = x;
+      pairs[2 * n + 1] = y;
+      ++n;
+    }
+    if (want == 0 && n == 1) {
+      // One move left: park the second entity past the ranges; the first takes its
+      // slot and the parked one the first's on the next call.
+      const uint32_t x = pairs[0];
+      const uint32_t y = pairs[1];
+      const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
+      materialize(y);
+      materialize(free_slot);
+      MoveRecords(y, free_slot);
+      pairs[0] = y;
+      pairs[1] = free_slot;
+      num_pairs = 1;
+      ++moves;
+      parked_[0] = x;
+      parked_[1] = y;
+      parked_[2] = free_slot;
+      parked_stage_ = 1;
+    } else {
+      for (size_t k = 0; k < n; ++k) {
+        if (k + kAhead < n) {
+          prefetch_records(pairs[2 * (k + kAhead)]);
+          prefetch_records(pairs[2 * (k + kAhead) + 1]);
+        }
+        materialize(pairs[2 * k]);
+        materialize(pairs[2 * k + 1]);
+        SwapRecords(pairs[2 * k], pairs[2 * k + 1]);
+      }
+      num_pairs = n;
+      moves += 2 * n;
+    }
+    if (done) {
+      ++trade_cursor_;
+      if (trade_cursor_ < trades_.size()) {
+        trades_[trade_cursor_].a.page = trades_[trade_cursor_].b.page = kNoSlot;
+      }
+    }
+  }
+  if (num_pairs != 0) flush();
+
+  // 3. The moves left, planned once the trades are done (they read the masks).
+  if (trade_cursor_ >= trades_.size() && parked_stage_ == 0 && moves_pending_ &&
+      moves < budget) {
+    moves_pending_ = false;
+    trades_.clear();
+    trade_cursor_ = 0;
+    MaterializeAll();  // the plan reads the records
+    PlanCompaction();
+  }
   while (plan_cursor_ < plan_.size() && moves < budget) {
     if (plan_cursor_ + 2 * kAhead < plan_.size()) {
       __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
@@ -478,20 +712,14 @@ size_t EntityPages::Compact(size_t budget) {
       ++plan_cursor_;
       continue;
     }
-    const uint32_t target_page = move.target >> kEntityPageShift;
-    const bool taken =
-        target_page < page_capacity_ &&
-        ((occupied_[target_page] >> (move.target & (kEntityPageSize - 1))) & 1u) != 0;
-    if (!taken) {
+    if (!occupied(move.target)) {
       MoveRecords(slot, move.target);
-      pairs[2 * num_pairs] = slot;
-      pairs[2 * num_pairs + 1] = move.target;
+      add_pair(slot, move.target);
       ++moves;
       ++plan_cursor_;
     } else if (budget - moves >= 2) {
       SwapRecords(slot, move.target);
-      pairs[2 * num_pairs] = slot;
-      pairs[2 * num_pairs + 1] = move.target;
+      add_pair(slot, move.target);
       moves += 2;
       ++plan_cursor_;
     } else {
@@ -499,13 +727,12 @@ size_t EntityPages::Compact(size_t budget) {
       // ranges; this entity takes its target on the next call.
       const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
       MoveRecords(move.target, free_slot);
-      pairs[2 * num_pairs] = move.target;
-      pairs[2 * num_pairs + 1] = free_slot;
+      add_pair(move.target, free_slot);
       ++moves;
     }
-    if (++num_pairs == kBatch) flush();
   }
   if (num_pairs != 0) flush();
+  MaterializeAll();
   if (plan_cursor_ >= plan_.size()) {
     plan_ = std::vector<PlannedMove>();
     plan_cursor_ = 0;
