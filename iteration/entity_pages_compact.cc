@@ -301,8 +301,10 @@ bool EntityPages::PlanTrades() {
     }
   });
   if (total == 0) return false;
-  moves_pending_ = true;
-  if (!dense) return true;  // many sets: the plan of the moves does it all
+  if (!dense) {
+    moves_pending_ = true;  // many sets: the full plan of the moves does it all
+    return true;
+  }
   // Each set of a trade as one word per type, from a slot holding it: 0 if the set
   // has the type, all ones if not, so that mask ^ word has the set's slots set.
   std::vector<uint32_t> set_offset(n, ~uint32_t{0});
@@ -327,6 +329,64 @@ bool EntityPages::PlanTrades() {
       trades_.push_back(
           {{r_start, r_start + survey.counts[r], set_of(s), kNoSlot, 0},
            {s_start, s_start + survey.counts[s], set_of(r), kNoSlot, 0}});
+    }
+  }
+  // The moves left after the trades, planned now from the same survey: the trades
+  // of (s, r) take the first min(s in r's range, r in s's range) of both in slot
+  // order, so the outsiders past those, and the holes they leave, are the rest.
+  // Whole groups are skipped by their popcounts; only a group holding the boundary
+  // is walked bit by bit.
+  std::vector<uint32_t> seen(n * n, 0);
+  auto traded = [&](uint32_t s, uint32_t r) {
+    return s == r ? 0 : std::min(pairs[size_t{s} * n + r], pairs[size_t{r} * n + s]);
+  };
+  // The bits of `bits` (slots of set s in r's range) past the bucket's traded ones.
+  auto untraded = [&](uint32_t s, uint32_t r, uint32_t bits) {
+    uint32_t& k = seen[size_t{s} * n + r];
+    const uint32_t limit = traded(s, r);
+    const uint32_t count = PopCount(bits);
+    if (k >= limit) {
+      k += count;
+      return bits;
+    }
+    if (k + count <= limit) {
+      k += count;
+      return uint32_t{0};
+    }
+    for (; k < limit; ++k) bits &= bits - 1;  // drop the lowest: they trade
+    k += PopCount(bits);
+    return bits;
+  };
+  std::vector<std::vector<uint32_t>> outsiders(n);
+  std::vector<std::vector<uint32_t>> holes(n);
+  auto append = [](std::vector<uint32_t>& out, uint32_t base, uint32_t bits) {
+    for (; bits != 0; bits &= bits - 1) {
+      out.push_back(base + static_cast<uint32_t>(absl::countr_zero(bits)));
+    }
+  };
+  ForEachRangePage(survey, page_capacity_, [&](uint32_t page, uint32_t s_owner,
+                                               uint32_t in_range, size_t g0, size_t g1) {
+    const uint32_t base = page * kEntityPageSize;
+    uint32_t taken = 0;  // slots of the owner's range that are, or will be, home
+    for (size_t k = g0; k < g1; ++k) {
+      const Survey::Group& g = survey.groups[k];
+      const uint32_t bits = Away(survey, g, s_owner, in_range);
+      taken |= g.bits & ~bits;
+      if (const uint32_t in = bits & in_range; in != 0) {
+        const uint32_t left = untraded(g.signature, s_owner, in);
+        taken |= in & ~left;  // traded away: an entity of the owner comes in
+        append(outsiders[g.signature], base, left);
+      }
+      append(outsiders[g.signature], base, bits & ~in_range);
+    }
+    if (page < survey.owner.size()) append(holes[s_owner], base, in_range & ~taken);
+  });
+  for (const uint32_t s : survey.order) {
+    assert(outsiders[s].size() <= holes[s].size());
+    for (size_t k = 0; k < outsiders[s].size(); ++k) {
+      const uint32_t from = outsiders[s][k];
+      const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
+      plan_.push_back({e.index(), e.generation(), holes[s][k]});
     }
   }
   return true;
@@ -695,7 +755,10 @@ size_t EntityPages::Compact(size_t budget) {
     MaterializeAll();  // the plan reads the records
     PlanCompaction();
   }
-  while (plan_cursor_ < plan_.size() && moves < budget) {
+  const bool plan_runs = plan_cursor_ < plan_.size() && moves < budget &&
+                         trade_cursor_ >= trades_.size() && parked_stage_ == 0;
+  if (plan_runs) MaterializeAll();  // the plan reads the slot table
+  while (plan_runs && plan_cursor_ < plan_.size() && moves < budget) {
     if (plan_cursor_ + 2 * kAhead < plan_.size()) {
       __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
     }
@@ -740,6 +803,11 @@ size_t EntityPages::Compact(size_t budget) {
   if (moves != 0) {
     ++epoch_;
     ReleaseEmptyPages();
+  } else if (!compaction_in_progress() && layout_changed_) {
+    // The pass ended with nothing left to move (what was left had been destroyed or
+    // placed), but the store changed during it: plan the next one now, so that 0
+    // still means compact. The new pass clears layout_changed_, so this recurses once.
+    return Compact(budget);
   }
   return moves;
 }
