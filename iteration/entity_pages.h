@@ -338,11 +338,13 @@ class EntityPages {
   // pages after another's, sorted by the set's signature), then releases the pages
   // emptied (ReleaseEmptyPages). At most `budget` entity moves per call (a swap of two
   // entities counts two); the next call resumes the same pass. The first call of a
-  // pass plans it: O(pages * component sets per page * registered types + entities to
-  // move), and only if the store changed since the last pass finished; each move is
-  // O(registered types + the entity's component bytes). Entities added or changed
-  // during a pass are left where they are until the next pass. Returns the number of
-  // moves made (0 when already compact or budget is 0).
+  // pass plans it: O(pages * component sets per page * registered types + entities
+  // that cannot trade places), and only if the store changed since the last pass
+  // finished; each move is O(registered types + the entity's component bytes). An
+  // entity added or changed during a pass may be moved or left where it is; the next
+  // pass places it. Returns the number of moves made (0 when budget is 0 or the store
+  // is compact: a pass that finds nothing left to move plans the next one in the
+  // same call).
   // Invalidates: see "Invalidation" at the top. Never call it inside a walk
   // (ForEachMatch, ParallelForEachMatch): debug builds assert that.
   size_t Compact(size_t budget = kUnbounded);
@@ -422,7 +424,7 @@ class EntityPages {
 
  private:
   // What a walk handing out Entity handles and a compaction need per slot, written
-  // only in the indirect layout (MakeIndirect fills them from the identity). The hot
+  // only in the indirect layout (MaterializePage fills them from the identity). The hot
   // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
   // instead (count_, dirty_), so those paths do not chase the page pointer.
   struct EntityPage {
