@@ -144,9 +144,10 @@ class Archetype {
 
 class EntityPages {
  public:
-  // LargeVector: a std::vector whose large buffers are huge-page backed.
+  // LargeVector: a std::vector whose large buffers are huge-page backed. resize(n)
+  // without a value leaves the new elements unwritten (resize(n, value) writes them).
   template <typename T>
-  using LargeVector = std::vector<T, HugePageAllocator<T>>;
+  using LargeVector = std::vector<T, UninitializedHugePageAllocator<T>>;
   // kMaxComponentTypes: registered types per store. A type costs one mask word and one
   // pointer per page of capacity, plus one step in Delete and per compaction move.
   static constexpr size_t kMaxComponentTypes = 256;
@@ -337,16 +338,21 @@ class EntityPages {
   // pages after another's, sorted by the set's signature), then releases the pages
   // emptied (ReleaseEmptyPages). At most `budget` entity moves per call (a swap of two
   // entities counts two); the next call resumes the same pass. The first call of a
-  // pass plans it: O(pages * component sets per page * registered types + entities to
-  // move), and only if the store changed since the last pass finished; each move is
-  // O(registered types + the entity's component bytes). Entities added or changed
-  // during a pass are left where they are until the next pass. Returns the number of
-  // moves made (0 when already compact or budget is 0).
+  // pass plans it: O(pages * component sets per page * registered types + entities
+  // that cannot trade places), and only if the store changed since the last pass
+  // finished; each move is O(registered types + the entity's component bytes). An
+  // entity added or changed during a pass may be moved or left where it is; the next
+  // pass places it. Returns the number of moves made (0 when budget is 0 or the store
+  // is compact: a pass that finds nothing left to move plans the next one in the
+  // same call).
   // Invalidates: see "Invalidation" at the top. Never call it inside a walk
   // (ForEachMatch, ParallelForEachMatch): debug builds assert that.
   size_t Compact(size_t budget = kUnbounded);
   // compaction_in_progress: true while a planned pass has moves left.
-  bool compaction_in_progress() const { return plan_cursor_ < plan_.size(); }
+  bool compaction_in_progress() const {
+    return trade_cursor_ < trades_.size() || parked_stage_ != 0 || moves_pending_ ||
+           plan_cursor_ < plan_.size();
+  }
 
   // ReleaseEmptyPages: the dirty-page pass. For each page where Remove/Delete/
   // Compact emptied a mask or a slot since the last call, frees each component data
@@ -418,7 +424,7 @@ class EntityPages {
 
  private:
   // What a walk handing out Entity handles and a compaction need per slot, written
-  // only in the indirect layout (MakeIndirect fills them from the identity). The hot
+  // only in the indirect layout (MaterializePage fills them from the identity). The hot
   // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
   // instead (count_, dirty_), so those paths do not chase the page pointer.
   struct EntityPage {
@@ -459,6 +465,23 @@ class EntityPages {
     uint32_t index;
     uint32_t generation;
     uint32_t target;
+  };
+  // A trade of a compaction pass: the entities of one component set standing in a
+  // second set's range swap places, in slot order, with those of the second set
+  // standing in the first's. Each side is a cursor over a range of slots (`next` the
+  // first not looked at, `end` past the last) for the entities of `set` (an offset
+  // into trade_sets_); `bits` caches what is left of page `page`'s matches (for one
+  // call: `page` is kNoSlot when none is cached).
+  struct TradeCursor {
+    uint32_t next;
+    uint32_t end;
+    uint32_t set;
+    uint32_t page;
+    uint32_t bits;
+  };
+  struct Trade {
+    TradeCursor a;  // entities of a's set in b's set's range
+    TradeCursor b;
   };
 
   // Copies a value of `size` bytes, or zero-fills if `value` is null. Out of line:
@@ -538,9 +561,17 @@ class EntityPages {
   // `run_flags`) every component of `archetype` with its initial value.
   void WriteArchetypeRun(uint32_t page, const Archetype& archetype, uint32_t run_flags,
                          const uint8_t* bits, size_t n);
-  // Switches to the slot table (slot_of_), filled with the identity, and fills the
-  // entity pages' index and generation records.
+  // Switches to the slot table (slot_of_). Its entries and the entity pages' index
+  // and generation records are the identity, written a page at a time: a page is
+  // written by MaterializePage before a compaction changes it (or reads its records),
+  // and every page by the end of the Compact call (MaterializeAll).
   void MakeIndirect();
+  void MaterializePage(uint32_t page);
+  void MaterializeAll();
+  bool IsIdentityPage(uint32_t page) const {
+    return page < identity_pages_.size() * 64 &&
+           ((identity_pages_[page >> 6] >> (page & 63)) & 1u) != 0;
+  }
   void ShrinkDataPageRanges();
   void GrowTo(size_t page);
   void GrowSlotTable(size_t entities);
@@ -557,6 +588,9 @@ class EntityPages {
   void FreeSlot(uint32_t index, uint32_t slot);
   void DeleteSlot(uint32_t slot);
   // Compaction (entity_pages_compact.cc).
+  std::vector<const uint32_t*> TypeMasks() const;
+  bool PlanTrades();
+  uint32_t NextOfSet(TradeCursor& cursor, const uint32_t* const* masks);
   bool PlanCompaction();
   // A move's or swap's slot records (entity pages, counts, occupancy, slot table),
   // then per type SwapComponentData for a batch of (from, to) slot pairs: masks and
@@ -601,6 +635,9 @@ class EntityPages {
   // gen_of_.size(), kept apart so the hot paths' range check is one load.
   uint32_t gen_size_ = 0;
   bool indirect_ = false;
+  // During the Compact call that switched to the slot table: a bit per page (of the
+  // slots, and of the indices' part of slot_of_) not written yet (MakeIndirect).
+  std::vector<uint64_t> identity_pages_;
   // Slots freed away from their own index (after a compaction), for entities whose own
   // slot is taken; in_free_list_ (a bit per slot) keeps each slot listed once. Entries
   // are checked when popped (the slot may have been taken since).
@@ -611,6 +648,16 @@ class EntityPages {
   uint64_t epoch_ = 0;
   // Compaction: the pass in progress (plan_[plan_cursor_..] left), the end of its
   // target ranges, and whether anything changed since the last pass was planned.
+  // A pass runs its trades (trades_[trade_cursor_..]) first, then plans the moves
+  // left (moves_pending_) into plan_. A swap cut by the budget parks its second
+  // entity: parked_[0] goes to parked_[1] and the one parked at parked_[2] to
+  // parked_[0] (stage 1), or only the latter is left (stage 2).
+  std::vector<Trade> trades_;
+  size_t trade_cursor_ = 0;
+  std::vector<uint32_t> trade_sets_;  // per set of a trade, a word per type
+  uint32_t parked_[3] = {0, 0, 0};
+  uint8_t parked_stage_ = 0;
+  bool moves_pending_ = false;
   std::vector<PlannedMove> plan_;
   size_t plan_cursor_ = 0;
   uint32_t plan_end_ = 0;

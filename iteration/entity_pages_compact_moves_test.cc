@@ -250,5 +250,130 @@ TEST(EntityPagesCompactMoves, EmptyOneAndTagOnlyStores) {
   EXPECT_EQ(world.pages.Compact(), 0u);
 }
 
+// The first pass writes the slot table and the entity records a page at a time as
+// it reaches them; a call stopped by its budget (inside a batch, inside a page) leaves
+// every page written: handles, walks handing out entities, Delete and Add between the
+// calls see the right entities.
+TEST(EntityPagesCompactMoves, FirstCallStoppedEarlyLeavesEveryPageReadable) {
+  for (const size_t budget : {size_t{1}, size_t{5}, size_t{101}}) {
+    SCOPED_TRACE(absl::StrCat("budget ", budget));
+    MovingWorld world(32 * 60 + 9);
+    auto with_velocity = [](Entity e) { return e.index() % 10 == 3; };
+    auto frozen = [](Entity e) { return e.index() % 13 == 0; };
+    ASSERT_NO_FATAL_FAILURE(Fill(world, with_velocity, frozen));
+    ASSERT_EQ(world.pages.Compact(budget), budget);
+    ASSERT_TRUE(world.pages.compacted());
+    ASSERT_TRUE(world.pages.compaction_in_progress());
+    ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen));
+    // Every entity handed out by a walk is the one whose values it holds.
+    Filter all;
+    all.Include(world.pos);
+    size_t visited = 0;
+    ForEachMatch(world.pages, all, [&](Entity e, Position& p) {
+      ++visited;
+      EXPECT_EQ(p.x, static_cast<float>(e.index())) << e;
+      EXPECT_EQ(world.pages.TryGet(e, world.pos), &p) << e;
+    }, world.pos);
+    EXPECT_EQ(visited, world.entities.size());
+    // Delete reads the records of the deleted entity's slot, Add writes new ones.
+    std::set<Entity> gone;
+    for (size_t i = 0; i < world.entities.size(); i += 7) {
+      ASSERT_THAT(world.pages.Delete(world.entities[i]), IsOk());
+      gone.insert(world.entities[i]);
+    }
+    for (Entity e : gone) EXPECT_FALSE(world.pages.Contains(e)) << e;
+    ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen, gone));
+    for (size_t calls = 0; world.pages.Compact(budget) != 0; ++calls) {
+      ASSERT_LT(calls, 100000u);
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(world.pages));
+    ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen, gone));
+  }
+}
+
+// A store compacted before, whose entities then changed sets, compacts again (its
+// trades now run on the slot table); budgeted calls reach the unbounded layout.
+TEST(EntityPagesCompactMoves, CompactedStoreCompactsAgainAfterChanges) {
+  constexpr size_t kEntities = 32 * 120 + 21;
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  std::set<uint32_t> fast;
+  std::set<uint32_t> fast_later;
+  for (uint32_t i = 0; i < kEntities; ++i) {
+    if (rng.Bernoulli(0.2)) fast.insert(i);
+    if (rng.Bernoulli(0.3)) fast_later.insert(i);
+  }
+  auto frozen = [](Entity e) { return e.index() % 17 == 0; };
+  auto prepare = [&](MovingWorld& world) {
+    ASSERT_NO_FATAL_FAILURE(Fill(world, [&](Entity e) { return fast.count(e.index()) != 0; },
+                                 frozen));
+    ASSERT_GT(world.pages.Compact(), 0u);
+    ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(world.pages));
+    // Velocity now goes to a different random set of entities.
+    for (Entity e : world.entities) {
+      const bool had = fast.count(e.index()) != 0;
+      const bool has = fast_later.count(e.index()) != 0;
+      const float f = static_cast<float>(e.index());
+      if (had && !has) {
+        ASSERT_THAT(world.pages.Remove(e, world.vel), IsOk());
+      }
+      if (!had && has) {
+        ASSERT_THAT(world.pages.Add(e, world.vel, Velocity{f, 3, 4}), IsOk());
+      }
+    }
+  };
+  auto with_velocity = [&](Entity e) { return fast_later.count(e.index()) != 0; };
+  MovingWorld reference(kEntities);
+  ASSERT_NO_FATAL_FAILURE(prepare(reference));
+  ASSERT_GT(reference.pages.Compact(), 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(reference.pages));
+  ASSERT_NO_FATAL_FAILURE(ExpectValues(reference, with_velocity, frozen));
+  for (const size_t budget : {size_t{1}, size_t{2}, size_t{513}}) {
+    SCOPED_TRACE(absl::StrCat("budget ", budget));
+    MovingWorld world(kEntities);
+    ASSERT_NO_FATAL_FAILURE(prepare(world));
+    for (size_t moves = world.pages.Compact(budget); moves != 0;
+         moves = world.pages.Compact(budget)) {
+      ASSERT_LE(moves, budget);
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(world.pages));
+    ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen));
+    for (size_t i = 0; i < kEntities; ++i) {
+      ASSERT_EQ(world.pages.SlotOf(world.entities[i]),
+                reference.pages.SlotOf(reference.entities[i]));
+    }
+  }
+}
+
+// With one move per call every trade is cut in two (the second entity parked past
+// the ranges, then both placed); entities destroyed while one is parked, the parked
+// one included, are skipped and the pass still ends compact.
+TEST(EntityPagesCompactMoves, TradesCutByTheBudgetSurviveDestroys) {
+  for (size_t victim = 0; victim < 6; ++victim) {
+    SCOPED_TRACE(absl::StrCat("victim ", victim));
+    MovingWorld world(32 * 4);
+    auto with_velocity = [](Entity e) { return e.index() < 64; };
+    auto frozen = [](Entity) { return false; };
+    ASSERT_NO_FATAL_FAILURE(Fill(world, with_velocity, frozen));
+    std::set<Entity> gone;
+    size_t calls = 0;
+    while (world.pages.Compact(1) != 0) {
+      ++calls;
+      ASSERT_LT(calls, 10000u);
+      // The first trade pairs slot 0 (Velocity) with slot 64: after the first call
+      // one of them is parked, after the second one is placed.
+      if (calls <= 3 && calls == victim % 3 + 1) {
+        const Entity e = world.entities[victim < 3 ? 0 : 64];
+        ASSERT_THAT(world.manager.Destroy(e), IsOk());
+        gone.insert(e);
+      }
+      ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen, gone));
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(world.pages));
+    ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen, gone));
+    EXPECT_FALSE(world.pages.compaction_in_progress());
+  }
+}
+
 }  // namespace
 }  // namespace strata

@@ -233,7 +233,28 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
     const uint32_t occupied = page_exists ? occupied_[page] : 0;
     uint32_t run_flags = 0;
     size_t n = 0;
-    for (size_t k = run.begin; k < run.end; ++k, ++n) {
+    // First a check of the whole run in a loop that only loads (so the compiler keeps
+    // the manager's table and the run's flags in registers, where stores between
+    // the checks made it reload and spill them), then the writes. A run that fails
+    // takes the loop below, which finds the first bad entity.
+    bool valid = true;
+    for (size_t k = run.begin; k < run.end; ++k) {
+      const Entity e = entities[k];
+      const uint32_t flag = uint32_t{1} << (e.index() & (kEntityPageSize - 1));
+      valid &= manager.Alive(e) & (((occupied | run_flags) & flag) == 0);
+      run_flags |= flag;
+    }
+    if (ABSL_PREDICT_TRUE(valid)) {
+      for (size_t k = run.begin; k < run.end; ++k) {
+        const Entity e = entities[k];
+        count[e.index()] = num_components;
+        gen_of[e.index()] = e.generation();
+      }
+      n = run.end - run.begin;
+    } else {
+      run_flags = 0;
+    }
+    for (size_t k = run.begin + n; k < run.end; ++k, ++n) {
       const Entity e = entities[k];
       const uint32_t bit = e.index() & (kEntityPageSize - 1);
       const uint32_t flag = uint32_t{1} << bit;

@@ -1,0 +1,482 @@
+// EntityPages' compaction planners (see iteration/entity_pages.h and
+// entity_pages_compact.cc, which runs the passes). The design and the figures are in
+// docs/notes/iteration.md.
+//
+// 1. Group every occupied slot by its component set (its "signature"), a page at a
+// time: the slots of a page with the same set are found with a few mask ANDs per set,
+// not per slot. 2. Give each signature a range of whole pages, in signature order:
+// [start, start + count) plus padding to the page boundary. 3. An entity of a
+// signature already inside its range stays; the others are outsiders. Outsiders that
+// can trade places (one of set s in r's range with one of r in s's range) are left to
+// the trades, which find them again from the masks as they go (PlanTrades,
+// NextOfSet); the other outsiders are planned one move each, into the free or foreign
+// slots of their range (holes). Stores with more sets than the dense tables take plan
+// every move (PlanCompaction), after the trades.
+#include <algorithm>
+#include <cassert>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/numeric/bits.h"
+#include "iteration/entity_pages.h"
+
+namespace strata {
+namespace {
+
+// A type's contribution to a signature. The first 64 types get one bit each, so the
+// signature is the exact set for stores of up to 64 types; later types mix in a
+// hash, where a collision would only merge two sets' ranges (the layout gets worse,
+// queries stay correct: they read the masks, not the signatures).
+uint64_t SignatureKey(ComponentId c) {
+  if (c < 64) return uint64_t{1} << c;
+  uint64_t z = uint64_t{c} * 0x9E3779B97F4A7C15ull;  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) | 1;
+}
+
+// Set bits of a page mask. Without -mpopcnt (no global -march: it fights Highway's
+// dispatch) absl::popcount is a libgcc call, which showed in the planner's profile.
+inline uint32_t PopCount(uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  return (((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
+// Buckets of slots per (signature, range) pair, range n (the number of signatures)
+// standing for "no set's range": a dense table for stores with few component sets
+// (the usual case), a hash map beyond.
+class PairBuckets {
+ public:
+  static constexpr size_t kMaxDense = 64;
+  explicit PairBuckets(size_t num_signatures)
+      : n_(num_signatures), dense_(n_ <= kMaxDense ? n_ * (n_ + 1) : 0) {}
+  std::vector<uint32_t>& At(uint32_t s, uint32_t r) {
+    if (n_ <= kMaxDense) return dense_[size_t{s} * (n_ + 1) + r];
+    return sparse_[uint64_t{s} << 32 | r];
+  }
+  const std::vector<uint32_t>* Find(uint32_t s, uint32_t r) const {
+    if (n_ <= kMaxDense) {
+      const std::vector<uint32_t>& v = dense_[size_t{s} * (n_ + 1) + r];
+      return v.empty() ? nullptr : &v;
+    }
+    auto it = sparse_.find(uint64_t{s} << 32 | r);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  size_t n_;
+  std::vector<std::vector<uint32_t>> dense_;
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> sparse_;
+};
+
+// The component sets of a store and their target ranges: step 1 and 2 of a pass,
+// shared by the trades and the plan of the moves left.
+struct Survey {
+  struct Group {
+    uint32_t page;
+    uint32_t signature;  // index into signatures
+    uint32_t bits;
+  };
+  std::vector<uint64_t> signatures;
+  std::vector<uint32_t> counts;     // per signature: entities
+  std::vector<uint32_t> first_slot; // per signature: a slot holding it
+  std::vector<Group> groups;        // in page order
+  std::vector<uint32_t> order;      // signature indices, sorted by signature
+  std::vector<uint32_t> start;      // per signature: its range's first slot
+  std::vector<uint32_t> owner;      // per page of the ranges: the signature owning it
+  uint32_t end = 0;                 // past the last range
+};
+
+// Groups the occupied slots of `num_pages` pages by component set (masks[c] the
+// masks of type c) and gives each set a range of whole pages in signature order.
+// A set's signature is its type bits (exact for the first 64 types; later types mix
+// in a hash, where a collision can only merge two sets' ranges, never change a
+// query). O(pages * sets per page * types).
+void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& masks,
+                 size_t num_pages, Survey& out) {
+  const size_t num_types = masks.size();
+  std::vector<uint64_t> keys(num_types);
+  for (size_t c = 0; c < num_types; ++c) keys[c] = SignatureKey(static_cast<ComponentId>(c));
+  absl::flat_hash_map<uint64_t, uint32_t> index_of;
+  // Few sets is the usual case: a linear search over the signatures seen (in cache)
+  // before the hash map.
+  constexpr size_t kLinearSignatures = 16;
+  auto signature_index = [&](uint64_t signature, uint32_t slot) -> uint32_t {
+    if (out.signatures.size() <= kLinearSignatures) {
+      for (uint32_t k = 0; k < out.signatures.size(); ++k) {
+        if (out.signatures[k] == signature) return k;
+      }
+    } else if (auto it = index_of.find(signature); it != index_of.end()) {
+      return it->second;
+    }
+    const uint32_t k = static_cast<uint32_t>(out.signatures.size());
+    index_of.emplace(signature, k);
+    out.signatures.push_back(signature);
+    out.counts.push_back(0);
+    out.first_slot.push_back(slot);
+    return k;
+  };
+  out.groups.reserve(num_pages * 2);
+  for (size_t page = 0; page < num_pages; ++page) {
+    uint32_t remaining = occupied[page];
+    // The slots of the page with the set of its lowest unassigned slot: AND (or
+    // AND-NOT) each type's mask word, a few words per set, not per slot.
+    while (remaining != 0) {
+      const uint32_t i = static_cast<uint32_t>(absl::countr_zero(remaining));
+      uint32_t same = remaining;
+      uint64_t signature = 0;
+      // Without a branch per type: whether slot i has a type is random in a sparse
+      // store, and mispredicted branches were most of the scan.
+      for (size_t c = 0; c < num_types; ++c) {
+        const uint32_t mask = masks[c][page];
+        const uint32_t has = (mask >> i) & 1u;
+        same &= mask ^ (has - 1);  // mask if slot i has c, else ~mask
+        signature ^= keys[c] & (uint64_t{0} - has);
+      }
+      const uint32_t s =
+          signature_index(signature, static_cast<uint32_t>(page * kEntityPageSize + i));
+      out.counts[s] += PopCount(same);
+      out.groups.push_back({static_cast<uint32_t>(page), s, same});
+      remaining &= ~same;
+    }
+  }
+  const size_t num_signatures = out.signatures.size();
+  out.order.resize(num_signatures);
+  for (uint32_t s = 0; s < num_signatures; ++s) out.order[s] = s;
+  std::sort(out.order.begin(), out.order.end(), [&](uint32_t a, uint32_t b) {
+    return out.signatures[a] < out.signatures[b];
+  });
+  out.start.resize(num_signatures);
+  uint32_t next = 0;
+  for (const uint32_t s : out.order) {
+    out.start[s] = next;
+    next += (out.counts[s] + kEntityPageSize - 1) & ~(kEntityPageSize - 1);
+  }
+  out.end = next;
+  out.owner.resize(out.end >> kEntityPageShift);
+  for (const uint32_t s : out.order) {
+    const uint32_t first = out.start[s] >> kEntityPageShift;
+    const uint32_t last =
+        (out.start[s] + out.counts[s] + kEntityPageSize - 1) >> kEntityPageShift;
+    for (uint32_t p = first; p < last; ++p) out.owner[p] = s;
+  }
+}
+
+// Calls fn(page, owner, in_range, first group, end group) for each page of the
+// store or of the ranges: in_range are the page's slots inside its owner's
+// [start, start + count) (none past the ranges), the groups those of the page.
+template <typename Fn>
+void ForEachRangePage(const Survey& survey, size_t num_pages, Fn&& fn) {
+  const size_t scan_pages = std::max<size_t>(num_pages, survey.owner.size());
+  size_t next_group = 0;
+  for (size_t page = 0; page < scan_pages; ++page) {
+    uint32_t in_range = 0;
+    uint32_t s_owner = 0;
+    if (page < survey.owner.size()) {
+      s_owner = survey.owner[page];
+      const uint32_t end = survey.start[s_owner] + survey.counts[s_owner];
+      const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+      in_range = end - base >= kEntityPageSize ? ~uint32_t{0}
+                                               : (uint32_t{1} << (end - base)) - 1;
+    }
+    const size_t first_group = next_group;
+    while (next_group < survey.groups.size() && survey.groups[next_group].page == page) {
+      ++next_group;
+    }
+    fn(static_cast<uint32_t>(page), s_owner, in_range, first_group, next_group);
+  }
+}
+
+// The slots of group g that are not home: all of them but those of the page owner's
+// set inside its range.
+inline uint32_t Away(const Survey& survey, const Survey::Group& g, uint32_t s_owner,
+                     uint32_t in_range) {
+  return g.page < survey.owner.size() && g.signature == s_owner ? g.bits & ~in_range
+                                                                : g.bits;
+}
+
+}  // namespace
+
+std::vector<const uint32_t*> EntityPages::TypeMasks() const {
+  std::vector<const uint32_t*> masks(types_.size());
+  for (size_t c = 0; c < types_.size(); ++c) masks[c] = types_[c].masks.data();
+  return masks;
+}
+
+bool EntityPages::PlanTrades() {
+  trades_.clear();
+  trade_cursor_ = 0;
+  trade_sets_.clear();
+  parked_stage_ = 0;
+  moves_pending_ = false;
+  plan_.clear();
+  plan_cursor_ = 0;
+  layout_changed_ = false;
+  if (num_entities_ == 0) return false;
+  Survey survey;
+  SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
+  plan_end_ = survey.end;
+  // Outsiders per (set, range they stand in), counted; only their numbers are kept:
+  // the trades find the slots again from the masks as they go.
+  const size_t n = survey.signatures.size();
+  const bool dense = n <= PairBuckets::kMaxDense;
+  std::vector<uint32_t> pairs(dense ? n * n : 0);
+  size_t total = 0;
+  ForEachRangePage(survey, page_capacity_, [&](uint32_t, uint32_t s_owner, uint32_t in_range,
+                                               size_t g0, size_t g1) {
+    for (size_t k = g0; k < g1; ++k) {
+      const Survey::Group& g = survey.groups[k];
+      const uint32_t bits = Away(survey, g, s_owner, in_range);
+      total += PopCount(bits);
+      if (dense) pairs[size_t{g.signature} * n + s_owner] += PopCount(bits & in_range);
+    }
+  });
+  if (total == 0) return false;
+  if (!dense) {
+    moves_pending_ = true;  // many sets: the full plan of the moves does it all
+    return true;
+  }
+  // Each set of a trade as one word per type, from a slot holding it: 0 if the set
+  // has the type, all ones if not, so that mask ^ word has the set's slots set.
+  std::vector<uint32_t> set_offset(n, ~uint32_t{0});
+  auto set_of = [&](uint32_t s) {
+    if (set_offset[s] == ~uint32_t{0}) {
+      set_offset[s] = static_cast<uint32_t>(trade_sets_.size());
+      const uint32_t slot = survey.first_slot[s];
+      for (size_t c = 0; c < types_.size(); ++c) {
+        const uint32_t mask = types_[c].masks[slot >> kEntityPageShift];
+        trade_sets_.push_back(((mask >> (slot & (kEntityPageSize - 1))) & 1u) - 1);
+      }
+    }
+    return set_offset[s];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const uint32_t s = survey.order[i];
+      const uint32_t r = survey.order[j];
+      if (pairs[size_t{s} * n + r] == 0 || pairs[size_t{r} * n + s] == 0) continue;
+      const uint32_t s_start = survey.start[s];
+      const uint32_t r_start = survey.start[r];
+      trades_.push_back(
+          {{r_start, r_start + survey.counts[r], set_of(s), kNoSlot, 0},
+           {s_start, s_start + survey.counts[s], set_of(r), kNoSlot, 0}});
+    }
+  }
+  // The moves left after the trades, planned now from the same survey: the trades
+  // of (s, r) take the first min(s in r's range, r in s's range) of both in slot
+  // order, so the outsiders past those, and the holes they leave, are the rest.
+  // Whole groups are skipped by their popcounts; only a group holding the boundary
+  // is walked bit by bit.
+  std::vector<uint32_t> seen(n * n, 0);
+  auto traded = [&](uint32_t s, uint32_t r) {
+    return s == r ? 0 : std::min(pairs[size_t{s} * n + r], pairs[size_t{r} * n + s]);
+  };
+  // The bits of `bits` (slots of set s in r's range) past the bucket's traded ones.
+  auto untraded = [&](uint32_t s, uint32_t r, uint32_t bits) {
+    uint32_t& k = seen[size_t{s} * n + r];
+    const uint32_t limit = traded(s, r);
+    const uint32_t count = PopCount(bits);
+    if (k >= limit) {
+      k += count;
+      return bits;
+    }
+    if (k + count <= limit) {
+      k += count;
+      return uint32_t{0};
+    }
+    for (; k < limit; ++k) bits &= bits - 1;  // drop the lowest: they trade
+    k += PopCount(bits);
+    return bits;
+  };
+  std::vector<std::vector<uint32_t>> outsiders(n);
+  std::vector<std::vector<uint32_t>> holes(n);
+  auto append = [](std::vector<uint32_t>& out, uint32_t base, uint32_t bits) {
+    for (; bits != 0; bits &= bits - 1) {
+      out.push_back(base + static_cast<uint32_t>(absl::countr_zero(bits)));
+    }
+  };
+  ForEachRangePage(survey, page_capacity_, [&](uint32_t page, uint32_t s_owner,
+                                               uint32_t in_range, size_t g0, size_t g1) {
+    const uint32_t base = page * kEntityPageSize;
+    uint32_t taken = 0;  // slots of the owner's range that are, or will be, home
+    for (size_t k = g0; k < g1; ++k) {
+      const Survey::Group& g = survey.groups[k];
+      const uint32_t bits = Away(survey, g, s_owner, in_range);
+      taken |= g.bits & ~bits;
+      if (const uint32_t in = bits & in_range; in != 0) {
+        const uint32_t left = untraded(g.signature, s_owner, in);
+        taken |= in & ~left;  // traded away: an entity of the owner comes in
+        append(outsiders[g.signature], base, left);
+      }
+      append(outsiders[g.signature], base, bits & ~in_range);
+    }
+    if (page < survey.owner.size()) append(holes[s_owner], base, in_range & ~taken);
+  });
+  for (const uint32_t s : survey.order) {
+    assert(outsiders[s].size() <= holes[s].size());
+    for (size_t k = 0; k < outsiders[s].size(); ++k) {
+      const uint32_t from = outsiders[s][k];
+      const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
+      plan_.push_back({e.index(), e.generation(), holes[s][k]});
+    }
+  }
+  return true;
+}
+
+uint32_t EntityPages::NextOfSet(TradeCursor& cursor, const uint32_t* const* masks) {
+  const size_t num_types = types_.size();
+  const uint32_t* const flips = trade_sets_.data() + cursor.set;
+  for (;;) {
+    if (ABSL_PREDICT_TRUE(cursor.bits != 0)) {
+      const uint32_t slot = cursor.page * kEntityPageSize +
+                            static_cast<uint32_t>(absl::countr_zero(cursor.bits));
+      cursor.bits &= cursor.bits - 1;
+      cursor.next = slot + 1;
+      return slot;
+    }
+    if (cursor.page != kNoSlot) {  // no match left in the cached page
+      cursor.next = std::max(cursor.next, (cursor.page + 1) * kEntityPageSize);
+      cursor.page = kNoSlot;
+    }
+    if (cursor.next >= cursor.end) return kNoSlot;
+    const uint32_t page = cursor.next >> kEntityPageShift;
+    if (page >= page_capacity_) {
+      cursor.next = cursor.end;
+      return kNoSlot;
+    }
+    uint32_t match = occupied_[page] & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
+    if ((cursor.end >> kEntityPageShift) == page) {
+      match &= (uint32_t{1} << (cursor.end & (kEntityPageSize - 1))) - 1;
+    }
+    for (size_t c = 0; c < num_types; ++c) match &= masks[c][page] ^ flips[c];
+    cursor.page = page;
+    cursor.bits = match;
+  }
+}
+
+bool EntityPages::PlanCompaction() {
+  plan_.clear();
+  plan_cursor_ = 0;
+  layout_changed_ = false;
+  if (num_entities_ == 0) return false;
+  Survey survey;
+  SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
+  plan_end_ = survey.end;
+  const size_t num_signatures = survey.signatures.size();
+  const std::vector<uint32_t>& order = survey.order;
+  const std::vector<Survey::Group>& groups = survey.groups;
+
+  // 3. Holes per signature and outsiders per (signature, range they stand in), in
+  // slot order: first their numbers (popcounts over the groups), so that every
+  // bucket is allocated once, then the slots.
+  const uint32_t no_range = static_cast<uint32_t>(num_signatures);  // padding or past
+  auto for_each_page = [&](auto&& fn) { ForEachRangePage(survey, page_capacity_, fn); };
+  auto away = [&](const Survey::Group& g, uint32_t s_owner, uint32_t in_range) {
+    return Away(survey, g, s_owner, in_range);
+  };
+  PairBuckets by_range(num_signatures);
+  std::vector<std::vector<uint32_t>> holes(num_signatures);
+  if (num_signatures <= PairBuckets::kMaxDense) {
+    std::vector<uint32_t> bucket_size(num_signatures * (num_signatures + 1));
+    std::vector<uint32_t> hole_count(num_signatures);
+    for_each_page([&](uint32_t, uint32_t s_owner, uint32_t in_range, size_t g0, size_t g1) {
+      uint32_t home = 0;
+      for (size_t k = g0; k < g1; ++k) {
+        const Survey::Group& g = groups[k];
+        const uint32_t bits = away(g, s_owner, in_range);
+        home |= g.bits & ~bits;
+        const size_t row = size_t{g.signature} * (num_signatures + 1);
+        bucket_size[row + s_owner] += PopCount(bits & in_range);
+        bucket_size[row + no_range] += PopCount(bits & ~in_range);
+      }
+      hole_count[s_owner] += PopCount(in_range & ~home);
+    });
+    for (uint32_t s = 0; s < num_signatures; ++s) {
+      holes[s].reserve(hole_count[s]);
+      for (uint32_t r = 0; r <= num_signatures; ++r) {
+        const uint32_t size = bucket_size[size_t{s} * (num_signatures + 1) + r];
+        if (size != 0) by_range.At(s, r).reserve(size);
+      }
+    }
+  }
+  size_t total = 0;
+  for_each_page([&](uint32_t page, uint32_t s_owner, uint32_t in_range, size_t g0,
+                    size_t g1) {
+    const uint32_t base = page * kEntityPageSize;
+    uint32_t home = 0;
+    for (size_t k = g0; k < g1; ++k) {
+      const Survey::Group& g = groups[k];
+      const uint32_t bits = away(g, s_owner, in_range);
+      home |= g.bits & ~bits;
+      total += PopCount(bits);
+      if (const uint32_t in = bits & in_range; in != 0) {
+        std::vector<uint32_t>& bucket = by_range.At(g.signature, s_owner);
+        for (uint32_t b = in; b != 0; b &= b - 1) {
+          bucket.push_back(base + static_cast<uint32_t>(absl::countr_zero(b)));
+        }
+      }
+      if (const uint32_t out = bits & ~in_range; out != 0) {
+        std::vector<uint32_t>& bucket = by_range.At(g.signature, no_range);
+        for (uint32_t b = out; b != 0; b &= b - 1) {
+          bucket.push_back(base + static_cast<uint32_t>(absl::countr_zero(b)));
+        }
+      }
+    }
+    for (uint32_t gaps = in_range & ~home; gaps != 0; gaps &= gaps - 1) {
+      holes[s_owner].push_back(base + static_cast<uint32_t>(absl::countr_zero(gaps)));
+    }
+  });
+
+  // 4. The plan. First swaps: an entity of set s in set r's range and one of set r in
+  // s's range trade places (one swap places both). Then every other outsider of a set
+  // goes to the next of its range's holes not taken by a swap, in slot order per
+  // bucket (range by range, then the ones in no range).
+  const size_t scan_pages = std::max<size_t>(page_capacity_, survey.owner.size());
+  const size_t slot_words = (scan_pages * kEntityPageSize + 63) / 64;
+  std::vector<uint64_t> planned(slot_words, 0);  // slots already a source or target
+  auto mark = [&](uint32_t slot) { planned[slot >> 6] |= uint64_t{1} << (slot & 63); };
+  auto is_marked = [&](uint32_t slot) {
+    return ((planned[slot >> 6] >> (slot & 63)) & 1u) != 0;
+  };
+  auto push = [&](uint32_t from, uint32_t to) {
+    const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
+    plan_.push_back({e.index(), e.generation(), to});
+  };
+  plan_.reserve(total);
+  for (const uint32_t s : order) {
+    for (const uint32_t r : order) {
+      if (r <= s) continue;
+      const std::vector<uint32_t>* a = by_range.Find(s, r);
+      const std::vector<uint32_t>* b = by_range.Find(r, s);
+      if (a == nullptr || b == nullptr) continue;
+      const size_t pairs = std::min(a->size(), b->size());
+      for (size_t k = 0; k < pairs; ++k) {
+        const uint32_t x = (*a)[k];
+        const uint32_t y = (*b)[k];
+        push(x, y);
+        push(y, x);
+        mark(x);
+        mark(y);
+      }
+    }
+  }
+  for (const uint32_t s : order) {
+    size_t next_hole = 0;
+    auto place = [&](const std::vector<uint32_t>* outsiders) {
+      if (outsiders == nullptr) return;
+      for (const uint32_t slot : *outsiders) {
+        if (is_marked(slot)) continue;  // swapped above
+        while (next_hole < holes[s].size() && is_marked(holes[s][next_hole])) ++next_hole;
+        assert(next_hole < holes[s].size());
+        push(slot, holes[s][next_hole++]);
+      }
+    };
+    for (const uint32_t r : order) place(by_range.Find(s, r));
+    place(by_range.Find(s, no_range));
+  }
+  return !plan_.empty();
+}
+
+}  // namespace strata
