@@ -83,7 +83,8 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
   ComponentType& type = types_.back();
   HotType& hot = hot_[id];
   hot.masks = type.masks.data();
-  hot.size = size;
+  hot.size = static_cast<uint32_t>(size);
+  hot.id = id;
   if (size == 0) {
     hot.base = g_tag_storage;
     hot.direct_pages = std::numeric_limits<size_t>::max();
@@ -303,8 +304,9 @@ void EntityPages::FreeSlot(uint32_t index, uint32_t slot) {
   if (slot != index) PushFreeSlot(slot);
 }
 
-absl::StatusOr<std::byte*> EntityPages::AddSlow(Entity e, ComponentId c,
-                                                uint32_t value_size) {
+absl::StatusOr<std::byte*> EntityPages::AddSlow(uint32_t index, uint32_t generation,
+                                                ComponentId c, uint32_t value_size) {
+  const Entity e(index, generation);
   // In the store implies alive (the destroy listener deletes destroyed entities), so
   // the common slow case, the first component of a page, skips the manager.
   const bool in_store = InStore(e);
@@ -351,24 +353,24 @@ absl::StatusOr<std::byte*> EntityPages::AddSlow(Entity e, ComponentId c,
   return data + size_t{bit} * type.size;
 }
 
-absl::Status EntityPages::RemoveSlow(Entity e, ComponentId c) {
+absl::Status EntityPages::RemoveSlow(uint32_t index, uint32_t generation,
+                                     ComponentId c) {
+  const Entity e(index, generation);
   const uint32_t slot = SlotOf(e);
   if (slot == kNoSlot || c >= types_.size()) return NotFoundError(e, c);
   const uint32_t page = slot >> kEntityPageShift;
   const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
   uint32_t& mask = types_[c].masks[page];
-  const uint32_t old_mask = mask;
-  if ((old_mask & flag) == 0) return NotFoundError(e, c);
-  mask = old_mask & ~flag;
+  if ((mask & flag) == 0) return NotFoundError(e, c);
+  mask &= ~flag;
   layout_changed_ = true;
-  // Only an emptied mask or slot gives ReleaseEmptyPages something to free.
-  if (--count_[slot] == 0) {
-    FreeSlot(e.index(), slot);
-    MarkDirty(page);
-  } else if (old_mask == flag) {
-    MarkDirty(page);
-  }
+  if (--count_[slot] == 0 || mask == 0) RemoveEmptied(index, slot);
   return absl::OkStatus();
+}
+
+void EntityPages::RemoveEmptied(uint32_t index, uint32_t slot) {
+  if (count_[slot] == 0) FreeSlot(index, slot);
+  MarkDirty(slot >> kEntityPageShift);
 }
 
 absl::Status EntityPages::NotFoundError(Entity e, ComponentId c) const {

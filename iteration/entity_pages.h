@@ -216,33 +216,32 @@ class EntityPages {
   // dangling-by-contract (the element may be reused by the next Add).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, ComponentId c) {
     // Before the checks, so that a loop hoists them (see HotType).
-    const HotType& hot = Hot(c);
+    const HotType& hot = HotById(c);
     uint32_t* const masks = hot.masks;
     const size_t direct_pages = hot.direct_pages;
-    const uint32_t index = e.index();
-    if (ABSL_PREDICT_TRUE(InStore(e))) {
+    if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c)) {
       // In the store, so its slot is below the capacity (no page check); a page below
-      // direct_pages means `c` is registered (see HotType).
-      const uint32_t slot = SlotOfIndex(index);
+      // direct_pages has its masks (see HotType).
+      const uint32_t slot = SlotOfIndex(e.index());
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
       if (ABSL_PREDICT_TRUE(page < direct_pages)) {
         uint32_t& mask = masks[page];
         const uint32_t old_mask = mask;
-        uint16_t& count = count_[slot];
-        const uint16_t old_count = count;
-        // The common case changes one bit and one count. Emptying the page's mask or
-        // the entity's last component (the page goes on the dirty list, the slot is
-        // freed) and every error go to RemoveSlow.
-        if (ABSL_PREDICT_TRUE((old_mask & flag) != 0 && old_mask != flag && old_count > 1)) {
-          mask = old_mask & ~flag;
-          count = static_cast<uint16_t>(old_count - 1);
+        if (ABSL_PREDICT_TRUE((old_mask & flag) != 0)) {
+          const uint32_t new_mask = old_mask & ~flag;
+          mask = new_mask;
           layout_changed_ = true;
+          // Only an emptied mask or slot gives ReleaseEmptyPages something to free:
+          // the page goes on the dirty list, an emptied slot is freed (out of line).
+          if (ABSL_PREDICT_FALSE(--count_[slot] == 0 || new_mask == 0)) {
+            RemoveEmptied(e.index(), slot);
+          }
           return absl::OkStatus();
         }
       }
     }
-    return RemoveSlow(e, c);
+    return RemoveSlow(e.index(), e.generation(), c);
   }
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, Component<T> c) {
@@ -461,9 +460,14 @@ class EntityPages {
   struct alignas(32) HotType {
     uint32_t* masks = nullptr;  // types_[c].masks.data()
     std::byte* base = nullptr;
-    size_t size = 0;
+    uint32_t size = 0;
+    // The registered id of the entry (kNoComponent if none): Add and Remove read the
+    // entry of id % kMaxComponentTypes and compare, one instruction fewer per call
+    // than clamping the id when it is not already in a register.
+    ComponentId id = kNoComponent;
     size_t direct_pages = 0;
   };
+  static constexpr ComponentId kNoComponent = 0xFFFFFFFFu;
   // One move of a compaction plan: put entity (index, generation) at `target`.
   struct PlannedMove {
     uint32_t index;
@@ -487,12 +491,12 @@ class EntityPages {
   template <uint32_t kValueSize, typename Writer>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c, Writer write) {
     // Before the checks, so that a loop hoists them (see HotType).
-    const HotType& hot = Hot(c);
+    const HotType& hot = HotById(c);
     uint32_t* const masks = hot.masks;
     std::byte* const base = hot.base;
     const size_t size = kValueSize == kUntypedSize ? hot.size : kValueSize;
     const size_t direct_pages = hot.direct_pages;
-    if (ABSL_PREDICT_TRUE(InStore(e) &&
+    if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c &&
                           (kValueSize == kUntypedSize || hot.size == kValueSize))) {
       // In the store, so its slot is below the capacity (no page check); a page below
       // direct_pages means `c` is registered (see HotType) and the element's address
@@ -517,7 +521,7 @@ class EntityPages {
     // The slow path claims the element and the inline writer fills it, so the value's
     // address does not escape into a call (a loop then keeps a constant value in
     // registers instead of reloading it after every store of component bytes).
-    absl::StatusOr<std::byte*> dst = AddSlow(e, c, kValueSize);
+    absl::StatusOr<std::byte*> dst = AddSlow(e.index(), e.generation(), c, kValueSize);
     if (ABSL_PREDICT_FALSE(!dst.ok())) return std::move(dst).status();
     write(*dst, types_[c].size);
     return absl::OkStatus();
@@ -525,9 +529,17 @@ class EntityPages {
   // Add's and Remove's out-of-line paths: every case but the common one, with every
   // check (`value_size`: see kUntypedSize). AddSlow gives `e` component `c` and
   // returns the element for the caller to write.
-  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<std::byte*> AddSlow(Entity e, ComponentId c,
+  // They take the handle's fields apart, so that the inline caller loads them as two
+  // words instead of one it then splits.
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<std::byte*> AddSlow(uint32_t index,
+                                                             uint32_t generation,
+                                                             ComponentId c,
                                                              uint32_t value_size);
-  ABSL_ATTRIBUTE_NOINLINE absl::Status RemoveSlow(Entity e, ComponentId c);
+  ABSL_ATTRIBUTE_NOINLINE absl::Status RemoveSlow(uint32_t index, uint32_t generation,
+                                                  ComponentId c);
+  // What Remove does after clearing the bit of `slot` (of entity `index`) when its
+  // page's mask or its count dropped to zero: marks the page dirty, frees the slot.
+  ABSL_ATTRIBUTE_NOINLINE void RemoveEmptied(uint32_t index, uint32_t slot);
   // TryGet's path for a slot whose page is not below Hot(c).direct_pages: the element
   // through the data-page pointer, or nullptr if `c` is not registered or the slot
   // lacks it. Requires a slot below the page capacity. Inline on a branch of its own:
@@ -546,6 +558,8 @@ class EntityPages {
     return hot_[c < kMaxComponentTypes ? c : kMaxComponentTypes];
   }
   HotType& Hot(ComponentId c) { return hot_[c < kMaxComponentTypes ? c : kMaxComponentTypes]; }
+  // The entry Add and Remove read: `c`'s if its id field is `c` (see HotType).
+  const HotType& HotById(ComponentId c) const { return hot_[c & (kMaxComponentTypes - 1)]; }
   // InStore: `e` is the entity of its index in the store (which implies alive: the
   // destroy listener deletes destroyed entities). The invalid generation marks an index
   // not in the store; a handle carrying it must not pass for one. An entity in the
