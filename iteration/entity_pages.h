@@ -447,12 +447,14 @@ class EntityPages {
     iteration_internal::PageRange range{kEntityPageSize};
   };
   // HotType: what Add, Remove and TryGet read of a type, in a table with an entry for
-  // every id below kMaxComponentTypes and one more that every larger id reads, so that
-  // they can read it before checking the id: a loop of TryGet then loads it once, not
-  // per call (loads after the checks are conditional, and the compiler does not hoist
-  // those). The id needs no check of its own: an entry that is not a registered
-  // type's has direct_pages 0, so every page is past it and the hot paths hand the
-  // call to their out-of-line path, which checks the id.
+  // every id below kMaxComponentTypes and one more that every larger id reads
+  // (Hot(c)), so that they can read it before checking the id: a loop of TryGet then
+  // loads it once, not per call (loads after the checks are conditional, and the
+  // compiler does not hoist those). TryGet needs no id check of its own: an entry that
+  // is not a registered type's has direct_pages 0, so every page is past it and the
+  // call goes to the branch that checks the id. Add and Remove, which reload the
+  // entry on every call anyway (see AddWith), read entry id % kMaxComponentTypes and
+  // compare its id field (HotById), an instruction fewer than clamping the id.
   // Direct addressing: the data of slot s of a page below direct_pages is at
   // base + s * size (data[page] holds the same address); pages past it come from the
   // type's pool and are found through data[page]. Tags: the shared storage, every page.
@@ -486,8 +488,11 @@ class EntityPages {
   // destroy listener deletes destroyed entities), `c` registered with kValueSize bytes
   // (unless kUntypedSize), its data page present (some bit of the page's mask set),
   // component absent; `write(dst, size)` stores the value. Everything else, errors
-  // included, goes to AddSlow, one call on a path of its own, so that a loop of Adds
-  // keeps the tables in registers.
+  // included, goes to AddSlow, one call on a path of its own.
+  // NOTE: GCC still reloads the store's fields (tables, sizes, the type entry) on
+  // every call of a loop of Adds: the call on the slow path may change them, and it
+  // does not move those loads onto that path. Keeping the fast path short is what is
+  // left (see docs/notes/iteration.md, "The hot paths").
   template <uint32_t kValueSize, typename Writer>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c, Writer write) {
     // Before the checks, so that a loop hoists them (see HotType).
