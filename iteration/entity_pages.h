@@ -150,6 +150,8 @@ class EntityPages {
   // kMaxComponentTypes: registered types per store. A type costs one mask word and one
   // pointer per page of capacity, plus one step in Delete and per compaction move.
   static constexpr size_t kMaxComponentTypes = 256;
+  static_assert((kMaxComponentTypes & (kMaxComponentTypes - 1)) == 0,
+                "Add and Remove read the type entry of the id modulo kMaxComponentTypes");
   // kUnbounded: Compact's default budget, finish the compaction in this call.
   static constexpr size_t kUnbounded = std::numeric_limits<size_t>::max();
 
