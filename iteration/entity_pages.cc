@@ -42,8 +42,7 @@ void EntityPages::WriteValue(std::byte* dst, const void* value, uint32_t size) {
 
 EntityPages::EntityPages(EntityManager& manager)
     : manager_(manager.AddDestroyListener(
-          [this](absl::Span<const Entity> dead) { DeleteEntities(dead); })),
-      hot_(std::make_unique<HotType[]>(kMaxComponentTypes)) {}
+          [this](absl::Span<const Entity> dead) { DeleteEntities(dead); })) {}
 
 EntityPages::~EntityPages() {
   // The pools free their slabs, and with them every page: EntityPage and component
@@ -84,7 +83,8 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
   ComponentType& type = types_.back();
   HotType& hot = hot_[id];
   hot.masks = type.masks.data();
-  hot.size = size;
+  hot.size = static_cast<uint32_t>(size);
+  hot.id = id;
   if (size == 0) {
     hot.base = g_tag_storage;
     hot.direct_pages = std::numeric_limits<size_t>::max();
@@ -125,7 +125,7 @@ void EntityPages::GrowSlotTable(size_t entities) {
   if (entities <= gen_of_.size()) return;
   const size_t size = std::max(entities, manager_->slots_used());
   gen_of_.resize(size, Entity::kInvalidGeneration);
-  gen_size_ = static_cast<uint32_t>(size);
+  gen_size_ = size;
   if (indirect_) slot_of_.resize(size, kNoSlot);
 }
 
@@ -326,18 +326,32 @@ void EntityPages::FreeSlot(uint32_t index, uint32_t slot) {
   if (slot != index) PushFreeSlot(slot);
 }
 
-absl::Status EntityPages::AddSlow(Entity e, ComponentId c, const void* value) {
-  if (ABSL_PREDICT_FALSE(!manager_->Alive(e))) {
+absl::StatusOr<std::byte*> EntityPages::AddSlow(uint32_t index, uint32_t generation,
+                                                ComponentId c, uint32_t value_size) {
+  const Entity e(index, generation);
+  // In the store implies alive (the destroy listener deletes destroyed entities), so
+  // the common slow case, the first component of a page, skips the manager.
+  const bool in_store = InStore(e);
+  if (ABSL_PREDICT_FALSE(!in_store && !manager_->Alive(e))) {
     return absl::NotFoundError(absl::StrCat(e.DebugString(), " is not alive"));
   }
   if (ABSL_PREDICT_FALSE(c >= types_.size())) {
     return absl::InvalidArgumentError(absl::StrCat("unregistered component id ", c));
   }
-  GrowSlotTable(size_t{e.index()} + 1);
+  ComponentType& type = types_[c];
+  if (ABSL_PREDICT_FALSE(value_size != kUntypedSize && value_size != type.size)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("component '", type.name, "' has ", type.size,
+                     " bytes, the value given ", value_size));
+  }
   uint32_t slot;
-  if (gen_of_[e.index()] == Entity::kInvalidGeneration) {
+  if (in_store) {
+    slot = SlotOfIndex(e.index());
+  } else {
     // Alive and not in the store (destroyed entities were deleted by the listener
     // before their index could be reissued, so no older generation holds a slot).
+    GrowSlotTable(size_t{e.index()} + 1);
+    assert(gen_of_[e.index()] == Entity::kInvalidGeneration);
     slot = AllocateSlot(e.index());
     EntityPage* entity_page = EnsureEntityPage(slot >> kEntityPageShift);
     const uint32_t bit = slot & (kEntityPageSize - 1);
@@ -346,14 +360,10 @@ absl::Status EntityPages::AddSlow(Entity e, ComponentId c, const void* value) {
     count_[slot] = 0;
     gen_of_[e.index()] = e.generation();
     SetSlot(e.index(), slot);
-  } else {
-    assert(gen_of_[e.index()] == e.generation());
-    slot = SlotOfIndex(e.index());
   }
   const uint32_t page = slot >> kEntityPageShift;
   const uint32_t bit = slot & (kEntityPageSize - 1);
   const uint32_t flag = uint32_t{1} << bit;
-  ComponentType& type = types_[c];
   if (type.masks[page] & flag) {
     return absl::AlreadyExistsError(
         absl::StrCat(e.DebugString(), " already has component '", type.name, "'"));
@@ -362,8 +372,27 @@ absl::Status EntityPages::AddSlow(Entity e, ComponentId c, const void* value) {
   type.masks[page] |= flag;
   ++count_[slot];
   layout_changed_ = true;
-  WriteValue(data + size_t{bit} * type.size, value, type.size);
+  return data + size_t{bit} * type.size;
+}
+
+absl::Status EntityPages::RemoveSlow(uint32_t index, uint32_t generation,
+                                     ComponentId c) {
+  const Entity e(index, generation);
+  const uint32_t slot = SlotOf(e);
+  if (slot == kNoSlot || c >= types_.size()) return NotFoundError(e, c);
+  const uint32_t page = slot >> kEntityPageShift;
+  const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
+  uint32_t& mask = types_[c].masks[page];
+  if ((mask & flag) == 0) return NotFoundError(e, c);
+  mask &= ~flag;
+  layout_changed_ = true;
+  if (--count_[slot] == 0 || mask == 0) RemoveEmptied(index, slot);
   return absl::OkStatus();
+}
+
+void EntityPages::RemoveEmptied(uint32_t index, uint32_t slot) {
+  if (count_[slot] == 0) FreeSlot(index, slot);
+  MarkDirty(slot >> kEntityPageShift);
 }
 
 absl::Status EntityPages::NotFoundError(Entity e, ComponentId c) const {

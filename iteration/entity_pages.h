@@ -152,7 +152,7 @@ class EntityPages {
   // pointer per page of capacity, plus one step in Delete and per compaction move.
   static constexpr size_t kMaxComponentTypes = 256;
   static_assert((kMaxComponentTypes & (kMaxComponentTypes - 1)) == 0,
-                "the hot paths index a table by the id modulo kMaxComponentTypes");
+                "Add and Remove read the type entry of the id modulo kMaxComponentTypes");
   // kUnbounded: Compact's default budget, finish the compaction in this call.
   static constexpr size_t kUnbounded = std::numeric_limits<size_t>::max();
 
@@ -194,19 +194,19 @@ class EntityPages {
   // changes). O(1) amortised. Moves no data; invalidates no pointers except when the
   // page capacity grows (see page_masks()).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Add(Entity e, ComponentId c, const void* value) {
-    return AddWith(e, c, value, [&](std::byte* dst, uint32_t size) {
+    return AddWith<kUntypedSize>(e, c, [&](std::byte* dst, uint32_t size) {
       WriteValue(dst, value, size);
     });
   }
+  // The typed form also returns InvalidArgument if `c` was registered with a size
+  // other than T's (a Component<T> made from another type's id).
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Add(Entity e, Component<T> c, const T& value) {
     if constexpr (std::is_empty_v<T>) {
       // A tag has no bytes (sizeof of an empty type is 1, its registered size 0).
-      return AddWith(e, c.id, nullptr, [](std::byte*, uint32_t) {});
+      return AddWith<0>(e, c.id, [](std::byte*, uint32_t) {});
     } else {
-      return AddWith(e, c.id, &value, [&](std::byte* dst, uint32_t size) {
-        ABSL_HARDENING_ASSERT(size == sizeof(T));
-        (void)size;
+      return AddWith<sizeof(T)>(e, c.id, [&](std::byte* dst, uint32_t) {
         // A fixed-size typed store: the compiler turns it into a few moves.
         ::new (static_cast<void*>(dst)) T(value);
       });
@@ -218,28 +218,33 @@ class EntityPages {
   // leaves the store and frees its slot. O(1). Pointers to `e`'s `c` become
   // dangling-by-contract (the element may be reused by the next Add).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, ComponentId c) {
-    uint32_t* const masks = Hot(c).masks;  // before the checks: see HotType
-    if (ABSL_PREDICT_TRUE(InStore(e) && c < num_types_)) {
-      // In the store, so its slot is below the capacity (no page check).
+    // Before the checks, so that a loop hoists them (see HotType).
+    const HotType& hot = HotById(c);
+    uint32_t* const masks = hot.masks;
+    const size_t direct_pages = hot.direct_pages;
+    if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c)) {
+      // In the store, so its slot is below the capacity (no page check); a page below
+      // direct_pages has its masks (see HotType).
       const uint32_t slot = SlotOfIndex(e.index());
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
-      uint32_t& mask = masks[page];
-      const uint32_t old_mask = mask;
-      if (ABSL_PREDICT_TRUE((old_mask & flag) != 0)) {
-        mask = old_mask & ~flag;
-        layout_changed_ = true;
-        // Only an emptied mask or slot gives ReleaseEmptyPages something to free.
-        if (--count_[slot] == 0) {
-          FreeSlot(e.index(), slot);
-          MarkDirty(page);
-        } else if (old_mask == flag) {
-          MarkDirty(page);
+      if (ABSL_PREDICT_TRUE(page < direct_pages)) {
+        uint32_t& mask = masks[page];
+        const uint32_t old_mask = mask;
+        if (ABSL_PREDICT_TRUE((old_mask & flag) != 0)) {
+          const uint32_t new_mask = old_mask & ~flag;
+          mask = new_mask;
+          layout_changed_ = true;
+          // Only an emptied mask or slot gives ReleaseEmptyPages something to free:
+          // the page goes on the dirty list, an emptied slot is freed (out of line).
+          if (ABSL_PREDICT_FALSE(--count_[slot] == 0 || new_mask == 0)) {
+            RemoveEmptied(e.index(), slot);
+          }
+          return absl::OkStatus();
         }
-        return absl::OkStatus();
       }
     }
-    return NotFoundError(e, c);
+    return RemoveSlow(e.index(), e.generation(), c);
   }
   template <typename T>
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Remove(Entity e, Component<T> c) {
@@ -280,18 +285,20 @@ class EntityPages {
     std::byte* const base = hot.base;
     const size_t size = hot.size;
     const size_t direct_pages = hot.direct_pages;
-    if (ABSL_PREDICT_FALSE(e.index() >= gen_size_ || c >= num_types_)) return nullptr;
+    const uint32_t index = e.index();
+    if (ABSL_PREDICT_FALSE(index >= gen_size_)) return nullptr;
     // Never compacted: the slot is the index, so the element's address does not wait
     // for the generation read (two independent loads, as on flat arrays).
-    const uint32_t slot = SlotOfIndex(e.index());
+    const uint32_t slot = SlotOfIndex(index);
     const uint32_t page = slot >> kEntityPageShift;
-    const uint32_t bit = slot & (kEntityPageSize - 1);
-    // In the store implies a slot below the capacity (no page check).
-    if (gen_of_[e.index()] != e.generation() || e.generation() == Entity::kInvalidGeneration) {
+    if (gen_of_[index] != e.generation() || e.generation() == Entity::kInvalidGeneration) {
       return nullptr;
     }
-    if (((masks[page] >> bit) & 1u) == 0) return nullptr;
-    return ElementAddress(base, size, direct_pages, c, slot);
+    // In the store, so the slot is below the capacity (no page check). Past
+    // direct_pages: a pool page, or `c` is not registered or has no data page yet.
+    if (ABSL_PREDICT_FALSE(page >= direct_pages)) return TryGetPastRange(c, slot);
+    if (((masks[page] >> (slot & (kEntityPageSize - 1))) & 1u) == 0) return nullptr;
+    return base + size_t{slot} * size;
   }
   void* TryGet(Entity e, ComponentId c) {
     return const_cast<void*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
@@ -309,17 +316,17 @@ class EntityPages {
   // entities by index and validated the handle earlier (PageComponentManager's
   // instances); resolving through the slot table keeps them valid across Compact().
   void* TryGetByIndex(uint32_t entity_index, ComponentId c) const {
-    if (ABSL_PREDICT_FALSE(entity_index >= gen_size_ || c >= num_types_)) {
-      return nullptr;
-    }
+    if (ABSL_PREDICT_FALSE(entity_index >= gen_size_)) return nullptr;
     // Not in the store: kNoSlot (compacted) or an own slot whose bits are clear.
     const uint32_t slot = SlotOfIndex(entity_index);
     const uint32_t page = slot >> kEntityPageShift;
-    const uint32_t bit = slot & (kEntityPageSize - 1);
     if (page >= page_capacity_) return nullptr;
     const HotType& hot = Hot(c);
-    if (((hot.masks[page] >> bit) & 1u) == 0) return nullptr;
-    return ElementAddress(hot.base, hot.size, hot.direct_pages, c, slot);
+    if (ABSL_PREDICT_FALSE(page >= hot.direct_pages)) {
+      return const_cast<void*>(TryGetPastRange(c, slot));
+    }
+    if (((hot.masks[page] >> (slot & (kEntityPageSize - 1))) & 1u) == 0) return nullptr;
+    return hot.base + size_t{slot} * hot.size;
   }
 
   // SlotOf: `e`'s slot (page SlotOf(e) / 32, bit SlotOf(e) % 32), or kNoSlot if `e` is
@@ -448,18 +455,29 @@ class EntityPages {
     iteration_internal::PageRange range{kEntityPageSize};
   };
   // HotType: what Add, Remove and TryGet read of a type, in a table with an entry for
-  // every id modulo kMaxComponentTypes, so that they can read it before checking the
-  // id: a loop of TryGet then loads it once, not per call (loads after the checks are
-  // conditional, and the compiler does not hoist those).
+  // every id below kMaxComponentTypes and one more that every larger id reads
+  // (Hot(c)), so that they can read it before checking the id: a loop of TryGet then
+  // loads it once, not per call (loads after the checks are conditional, and the
+  // compiler does not hoist those). TryGet needs no id check of its own: an entry that
+  // is not a registered type's has direct_pages 0, so every page is past it and the
+  // call goes to the branch that checks the id. Add and Remove, which reload the
+  // entry on every call anyway (see AddWith), read entry id % kMaxComponentTypes and
+  // compare its id field (HotById), an instruction fewer than clamping the id.
   // Direct addressing: the data of slot s of a page below direct_pages is at
   // base + s * size (data[page] holds the same address); pages past it come from the
   // type's pool and are found through data[page]. Tags: the shared storage, every page.
+  // direct_pages is 0 until the type's first data page reserves its range.
   struct alignas(32) HotType {
     uint32_t* masks = nullptr;  // types_[c].masks.data()
     std::byte* base = nullptr;
-    size_t size = 0;
+    uint32_t size = 0;
+    // The registered id of the entry (kNoComponent if none): Add and Remove read the
+    // entry of id % kMaxComponentTypes and compare, one instruction fewer per call
+    // than clamping the id when it is not already in a register.
+    ComponentId id = kNoComponent;
     size_t direct_pages = 0;
   };
+  static constexpr ComponentId kNoComponent = 0xFFFFFFFFu;
   // One move of a compaction plan: put entity (index, generation) at `target`.
   struct PlannedMove {
     uint32_t index;
@@ -488,54 +506,90 @@ class EntityPages {
   // inlined into a caller that passes a smaller object, GCC's -Warray-bounds flags the
   // switch's wider (unreachable) copies. The typed Add copies inline instead.
   static void WriteValue(std::byte* dst, const void* value, uint32_t size);
-  absl::Status AddSlow(Entity e, ComponentId c, const void* value);
+  // kUntypedSize: AddWith's value size when the value has the registered size by
+  // contract (the untyped Add); a typed Add passes sizeof(T), checked against it.
+  static constexpr uint32_t kUntypedSize = 0xFFFFFFFFu;
   // The inline fast path of Add: `e` already in the store (which implies alive: the
-  // destroy listener deletes destroyed entities), data page present, component
-  // absent; `write(dst, size)` stores the value. Anything else goes to AddSlow.
-  template <typename Writer>
-  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c,
-                                                    const void* value, Writer write) {
+  // destroy listener deletes destroyed entities), `c` registered with kValueSize bytes
+  // (unless kUntypedSize), its data page present (some bit of the page's mask set),
+  // component absent; `write(dst, size)` stores the value. Everything else, errors
+  // included, goes to AddSlow, one call on a path of its own.
+  // NOTE: GCC still reloads the store's fields (tables, sizes, the type entry) on
+  // every call of a loop of Adds: the call on the slow path may change them, and it
+  // does not move those loads onto that path. Keeping the fast path short is what is
+  // left (see docs/notes/iteration.md, "The hot paths").
+  template <uint32_t kValueSize, typename Writer>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status AddWith(Entity e, ComponentId c, Writer write) {
     // Before the checks, so that a loop hoists them (see HotType).
-    const HotType& hot = Hot(c);
+    const HotType& hot = HotById(c);
     uint32_t* const masks = hot.masks;
     std::byte* const base = hot.base;
-    const size_t size = hot.size;
+    const size_t size = kValueSize == kUntypedSize ? hot.size : kValueSize;
     const size_t direct_pages = hot.direct_pages;
-    if (ABSL_PREDICT_TRUE(InStore(e) && c < num_types_)) {
-      // In the store, so its slot is below the capacity (no page check).
+    if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c &&
+                          (kValueSize == kUntypedSize || hot.size == kValueSize))) {
+      // In the store, so its slot is below the capacity (no page check); a page below
+      // direct_pages means `c` is registered (see HotType) and the element's address
+      // needs no load.
       const uint32_t slot = SlotOfIndex(e.index());
       const uint32_t page = slot >> kEntityPageShift;
-      const uint32_t bit = slot & (kEntityPageSize - 1);
-      const uint32_t flag = uint32_t{1} << bit;
-      uint32_t& mask = masks[page];
-      const uint32_t old_mask = mask;
-      // A page with a bit set has its data page (one with none may too: AddSlow
-      // finds it), and below direct_pages the element's address needs no load.
-      if (ABSL_PREDICT_TRUE(page < direct_pages && old_mask != 0 &&
-                            (old_mask & flag) == 0)) {
-        ++count_[slot];
-        mask = old_mask | flag;
-        layout_changed_ = true;
-        write(base + size_t{slot} * size, static_cast<uint32_t>(size));
-        return absl::OkStatus();
+      const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
+      if (ABSL_PREDICT_TRUE(page < direct_pages)) {
+        uint32_t& mask = masks[page];
+        const uint32_t old_mask = mask;
+        // A page with a bit set has its data page (one with none may too: AddSlow
+        // finds it).
+        if (ABSL_PREDICT_TRUE(old_mask != 0 && (old_mask & flag) == 0)) {
+          ++count_[slot];
+          mask = old_mask | flag;
+          layout_changed_ = true;
+          write(base + size_t{slot} * size, static_cast<uint32_t>(size));
+          return absl::OkStatus();
+        }
       }
     }
-    return AddSlow(e, c, value);
+    // The slow path claims the element and the inline writer fills it, so the value's
+    // address does not escape into a call (a loop then keeps a constant value in
+    // registers instead of reloading it after every store of component bytes).
+    absl::StatusOr<std::byte*> dst = AddSlow(e.index(), e.generation(), c, kValueSize);
+    if (ABSL_PREDICT_FALSE(!dst.ok())) return std::move(dst).status();
+    write(*dst, types_[c].size);
+    return absl::OkStatus();
+  }
+  // Add's and Remove's out-of-line paths: every case but the common one, with every
+  // check (`value_size`: see kUntypedSize). AddSlow gives `e` component `c` and
+  // returns the element for the caller to write.
+  // They take the handle's fields apart, so that the inline caller loads them as two
+  // words instead of one it then splits.
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<std::byte*> AddSlow(uint32_t index,
+                                                             uint32_t generation,
+                                                             ComponentId c,
+                                                             uint32_t value_size);
+  ABSL_ATTRIBUTE_NOINLINE absl::Status RemoveSlow(uint32_t index, uint32_t generation,
+                                                  ComponentId c);
+  // What Remove does after clearing the bit of `slot` (of entity `index`) when its
+  // page's mask or its count dropped to zero: marks the page dirty, frees the slot.
+  ABSL_ATTRIBUTE_NOINLINE void RemoveEmptied(uint32_t index, uint32_t slot);
+  // TryGet's path for a slot whose page is not below Hot(c).direct_pages: the element
+  // through the data-page pointer, or nullptr if `c` is not registered or the slot
+  // lacks it. Requires a slot below the page capacity. Inline on a branch of its own:
+  // a call inside a loop of TryGet would make the loop save its registers around it.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const void* TryGetPastRange(ComponentId c,
+                                                           uint32_t slot) const {
+    if (c >= num_types_) return nullptr;
+    const ComponentType& type = types_[c];
+    const uint32_t page = slot >> kEntityPageShift;
+    const uint32_t bit = slot & (kEntityPageSize - 1);
+    if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
+    return type.data[page] + size_t{bit} * type.size;
   }
   absl::Status NotFoundError(Entity e, ComponentId c) const;
-  // The element of `slot` of type `c` (whose page has its data page). Below
-  // direct_pages (every page but in a very large world) the address is computed, so
-  // the element load does not wait for a load of the data-page pointer.
-  // The caller passes Hot(c)'s fields as locals (a copy of the struct would be made
-  // on every call of a loop).
-  ABSL_ATTRIBUTE_ALWAYS_INLINE std::byte* ElementAddress(std::byte* base, size_t size,
-                                                         size_t direct_pages, ComponentId c,
-                                                         uint32_t slot) const {
-    const uint32_t page = slot >> kEntityPageShift;
-    if (ABSL_PREDICT_TRUE(page < direct_pages)) return base + size_t{slot} * size;
-    return types_[c].data[page] + size_t{slot & (kEntityPageSize - 1)} * size;
+  const HotType& Hot(ComponentId c) const {
+    return hot_[c < kMaxComponentTypes ? c : kMaxComponentTypes];
   }
-  const HotType& Hot(ComponentId c) const { return hot_[c & (kMaxComponentTypes - 1)]; }
+  HotType& Hot(ComponentId c) { return hot_[c < kMaxComponentTypes ? c : kMaxComponentTypes]; }
+  // The entry Add and Remove read: `c`'s if its id field is `c` (see HotType).
+  const HotType& HotById(ComponentId c) const { return hot_[c & (kMaxComponentTypes - 1)]; }
   // InStore: `e` is the entity of its index in the store (which implies alive: the
   // destroy listener deletes destroyed entities). The invalid generation marks an index
   // not in the store; a handle carrying it must not pass for one. An entity in the
@@ -610,8 +664,6 @@ class EntityPages {
   static constexpr size_t kMaxComponentAlignment = 4096;
   iteration_internal::PagePool chunk_pool_{kChunkBytes, kMaxComponentAlignment};
   std::vector<ComponentType> types_;
-  // kMaxComponentTypes entries (see HotType); unregistered ids read as empty.
-  std::unique_ptr<HotType[]> hot_;
   // types_.size(), kept apart so the hot paths' range check is a compare, not a
   // division by sizeof(ComponentType).
   uint32_t num_types_ = 0;
@@ -632,8 +684,9 @@ class EntityPages {
   // lookup at 1M entities then misses the cache but not the TLB.
   LargeVector<uint32_t> gen_of_;
   LargeVector<uint32_t> slot_of_;
-  // gen_of_.size(), kept apart so the hot paths' range check is one load.
-  uint32_t gen_size_ = 0;
+  // gen_of_.size(), kept apart so the hot paths' range check is one load; a size_t,
+  // which their uint32_t mask stores cannot alias, so a loop keeps it in a register.
+  size_t gen_size_ = 0;
   bool indirect_ = false;
   // During the Compact call that switched to the slot table: a bit per page (of the
   // slots, and of the indices' part of slot_of_) not written yet (MakeIndirect).
@@ -665,6 +718,9 @@ class EntityPages {
   size_t allocated_data_pages_ = 0;
   size_t allocated_entity_pages_ = 0;
   size_t page_bytes_ = 0;
+  // kMaxComponentTypes + 1 entries (see HotType); unregistered ids read as empty. In
+  // the object, so the hot paths find an entry without loading a table pointer.
+  HotType hot_[kMaxComponentTypes + 1];
 };
 
 }  // namespace strata
