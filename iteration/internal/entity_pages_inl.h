@@ -1,0 +1,144 @@
+// The inline definitions of EntityPages' hot paths (Add, Remove, TryGet, TryGetByIndex
+// and their helpers), kept out of the class so that entity_pages.h reads as its API.
+// Included at the end of entity_pages.h only; include that instead.
+#ifndef STRATA_ITERATION_INTERNAL_ENTITY_PAGES_INL_H_
+#define STRATA_ITERATION_INTERNAL_ENTITY_PAGES_INL_H_
+
+namespace strata {
+
+inline absl::Status EntityPages::Add(Entity e, ComponentId c, const void* value) {
+  return AddWith<kUntypedSize>(
+      e, c, [&](std::byte* dst, uint32_t size) { WriteValue(dst, value, size); });
+}
+
+template <typename T>
+inline absl::Status EntityPages::Add(Entity e, Component<T> c, const T& value) {
+  if constexpr (std::is_empty_v<T>) {
+    // A tag has no bytes (sizeof of an empty type is 1, its registered size 0).
+    return AddWith<0>(e, c.id, [](std::byte*, uint32_t) {});
+  } else {
+    return AddWith<sizeof(T)>(e, c.id, [&](std::byte* dst, uint32_t) {
+      // A fixed-size typed store: the compiler turns it into a few moves.
+      ::new (static_cast<void*>(dst)) T(value);
+    });
+  }
+}
+
+inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
+  // Before the checks, so that a loop hoists them (see HotType).
+  const HotType& hot = HotById(c);
+  uint32_t* const masks = hot.masks;
+  const size_t direct_pages = hot.direct_pages;
+  if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c)) {
+    // In the store, so its slot is below the capacity (no page check); a page below
+    // direct_pages has its masks (see HotType).
+    const uint32_t slot = SlotOfIndex(e.index());
+    const uint32_t page = slot >> kEntityPageShift;
+    const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
+    if (ABSL_PREDICT_TRUE(page < direct_pages)) {
+      uint32_t& mask = masks[page];
+      const uint32_t old_mask = mask;
+      if (ABSL_PREDICT_TRUE((old_mask & flag) != 0)) {
+        const uint32_t new_mask = old_mask & ~flag;
+        mask = new_mask;
+        layout_changed_ = true;
+        // Only an emptied mask or slot gives ReleaseEmptyPages something to free:
+        // the page goes on the dirty list, an emptied slot is freed (out of line).
+        if (ABSL_PREDICT_FALSE(--count_[slot] == 0 || new_mask == 0)) {
+          RemoveEmptied(e.index(), slot);
+        }
+        return absl::OkStatus();
+      }
+    }
+  }
+  return RemoveSlow(e.index(), e.generation(), c);
+}
+
+inline const void* EntityPages::TryGet(Entity e, ComponentId c) const {
+  // Read before the checks, so that a loop hoists them (see HotType).
+  const HotType& hot = Hot(c);
+  const uint32_t* const masks = hot.masks;
+  std::byte* const base = hot.base;
+  const size_t size = hot.size;
+  const size_t direct_pages = hot.direct_pages;
+  const uint32_t index = e.index();
+  if (ABSL_PREDICT_FALSE(index >= gen_size_)) return nullptr;
+  // Never compacted: the slot is the index, so the element's address does not wait
+  // for the generation read (two independent loads, as on flat arrays).
+  const uint32_t slot = SlotOfIndex(index);
+  const uint32_t page = slot >> kEntityPageShift;
+  if (gen_of_[index] != e.generation() || e.generation() == Entity::kInvalidGeneration) {
+    return nullptr;
+  }
+  // In the store, so the slot is below the capacity (no page check). Past
+  // direct_pages: a pool page, or `c` is not registered or has no data page yet.
+  if (ABSL_PREDICT_FALSE(page >= direct_pages)) return TryGetPastRange(c, slot);
+  if (((masks[page] >> (slot & (kEntityPageSize - 1))) & 1u) == 0) return nullptr;
+  return base + size_t{slot} * size;
+}
+
+inline void* EntityPages::TryGetByIndex(uint32_t entity_index, ComponentId c) const {
+  if (ABSL_PREDICT_FALSE(entity_index >= gen_size_)) return nullptr;
+  // Not in the store: kNoSlot (compacted) or an own slot whose bits are clear.
+  const uint32_t slot = SlotOfIndex(entity_index);
+  const uint32_t page = slot >> kEntityPageShift;
+  if (page >= page_capacity_) return nullptr;
+  const HotType& hot = Hot(c);
+  if (ABSL_PREDICT_FALSE(page >= hot.direct_pages)) {
+    return const_cast<void*>(TryGetPastRange(c, slot));
+  }
+  if (((hot.masks[page] >> (slot & (kEntityPageSize - 1))) & 1u) == 0) return nullptr;
+  return hot.base + size_t{slot} * hot.size;
+}
+
+template <uint32_t kValueSize, typename Writer>
+inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) {
+  // Before the checks, so that a loop hoists them (see HotType).
+  const HotType& hot = HotById(c);
+  uint32_t* const masks = hot.masks;
+  std::byte* const base = hot.base;
+  const size_t size = kValueSize == kUntypedSize ? hot.size : kValueSize;
+  const size_t direct_pages = hot.direct_pages;
+  if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c &&
+                        (kValueSize == kUntypedSize || hot.size == kValueSize))) {
+    // In the store, so its slot is below the capacity (no page check); a page below
+    // direct_pages means `c` is registered (see HotType) and the element's address
+    // needs no load.
+    const uint32_t slot = SlotOfIndex(e.index());
+    const uint32_t page = slot >> kEntityPageShift;
+    const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
+    if (ABSL_PREDICT_TRUE(page < direct_pages)) {
+      uint32_t& mask = masks[page];
+      const uint32_t old_mask = mask;
+      // A page with a bit set has its data page (one with none may too: AddSlow
+      // finds it).
+      if (ABSL_PREDICT_TRUE(old_mask != 0 && (old_mask & flag) == 0)) {
+        ++count_[slot];
+        mask = old_mask | flag;
+        layout_changed_ = true;
+        write(base + size_t{slot} * size, static_cast<uint32_t>(size));
+        return absl::OkStatus();
+      }
+    }
+  }
+  // The slow path claims the element and the inline writer fills it, so the value's
+  // address does not escape into a call (a loop then keeps a constant value in
+  // registers instead of reloading it after every store of component bytes).
+  absl::StatusOr<std::byte*> dst = AddSlow(e.index(), e.generation(), c, kValueSize);
+  if (ABSL_PREDICT_FALSE(!dst.ok())) return std::move(dst).status();
+  write(*dst, types_[c].size);
+  return absl::OkStatus();
+}
+
+inline const void* EntityPages::TryGetPastRange(ComponentId c, uint32_t slot) const {
+  if (c >= num_types_) return nullptr;
+  const ComponentType& type = types_[c];
+  const uint32_t page = slot >> kEntityPageShift;
+  const uint32_t bit = slot & (kEntityPageSize - 1);
+  if (((type.masks[page] >> bit) & 1u) == 0) return nullptr;
+  return type.data[page] + size_t{bit} * type.size;
+}
+
+}  // namespace strata
+
+#endif  // STRATA_ITERATION_INTERNAL_ENTITY_PAGES_INL_H_
