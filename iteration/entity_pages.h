@@ -209,17 +209,13 @@ class EntityPages {
     return Remove(e, c.id);
   }
 
-  // Add, Remove (batch): the per-entity call for each entity of `entities` in order,
-  // with one value for all, for callers that touch many entities: the store's tables
-  // are read once and the common case runs inline, reloading them only after an
-  // entity that needs the out-of-line path (the first component of a page, an entity
-  // new to the store, an emptied page or entity). Errors as in a loop of the
-  // per-entity calls that stops at the first failure: that entity's error, with its
-  // position in the span in the message ("entity 7 of the batch: ..."); the entities
-  // before it keep the change, it and those after it are untouched. An entity listed
-  // twice fails the second time (AlreadyExists for Add, NotFound for Remove); an
-  // empty span is OK. Everything else (complexity, invalidation) as the per-entity
-  // calls.
+  // Add, Remove (batch): the single call for each entity of `entities` in order (one
+  // value for all), with the store's tables read once rather than per entity. Errors
+  // as a loop of the single calls that stops at the first failure: that entity's
+  // error, its position in the span in the message ("entity 7 of the batch: ..."); the
+  // entities before it keep the change, it and those after are untouched (an entity
+  // listed twice fails the second time). OK for an empty span. Cost and invalidation
+  // as the single calls.
   template <typename T>
   absl::Status Add(absl::Span<const Entity> entities, Component<T> c, const T& value);
   absl::Status Add(absl::Span<const Entity> entities, ComponentId c, const void* value);
@@ -479,8 +475,8 @@ class EntityPages {
   // What Remove does after clearing the bit of `slot` (of entity `index`) when its
   // page's mask or its count dropped to zero: marks the page dirty, frees the slot.
   ABSL_ATTRIBUTE_NOINLINE void RemoveEmptied(uint32_t index, uint32_t slot);
-  // The batch Add: AddWith's fast path over `entities` with the tables in locals
-  // (entity_pages_inl.h). BatchError: `status` of the entity at `position`.
+  // The batch Add's loop (entity_pages_inl.h); BatchError: `status` of entity `position`
+  // of the span.
   template <uint32_t kValueSize, typename Writer>
   absl::Status AddBatchWith(absl::Span<const Entity> entities, ComponentId c, Writer write);
   ABSL_ATTRIBUTE_NOINLINE static absl::Status BatchError(const absl::Status& status,
