@@ -209,6 +209,22 @@ class EntityPages {
     return Remove(e, c.id);
   }
 
+  // Add, Remove (batch): the single call for each entity of `entities` in order (one
+  // value for all), with the store's tables read once rather than per entity. Errors
+  // as a loop of the single calls that stops at the first failure: that entity's
+  // error, its position in the span in the message ("entity 7 of the batch: ..."); the
+  // entities before it keep the change, it and those after are untouched (an entity
+  // listed twice fails the second time). OK for an empty span. Cost and invalidation
+  // as the single calls.
+  template <typename T>
+  absl::Status Add(absl::Span<const Entity> entities, Component<T> c, const T& value);
+  absl::Status Add(absl::Span<const Entity> entities, ComponentId c, const void* value);
+  absl::Status Remove(absl::Span<const Entity> entities, ComponentId c);
+  template <typename T>
+  absl::Status Remove(absl::Span<const Entity> entities, Component<T> c) {
+    return Remove(entities, c.id);
+  }
+
   // Delete: removes every component of `e` and frees its slot. NotFound if `e` has
   // none or is stale. O(registered types) (the article's scheme 2 delete), early exit
   // after the last one.
@@ -459,6 +475,12 @@ class EntityPages {
   // What Remove does after clearing the bit of `slot` (of entity `index`) when its
   // page's mask or its count dropped to zero: marks the page dirty, frees the slot.
   ABSL_ATTRIBUTE_NOINLINE void RemoveEmptied(uint32_t index, uint32_t slot);
+  // The batch Add's loop (entity_pages_inl.h); BatchError: `status` of entity `position`
+  // of the span.
+  template <uint32_t kValueSize, typename Writer>
+  absl::Status AddBatchWith(absl::Span<const Entity> entities, ComponentId c, Writer write);
+  ABSL_ATTRIBUTE_NOINLINE static absl::Status BatchError(const absl::Status& status,
+                                                         size_t position);
   // TryGet's path for a slot whose page is not below Hot(c).direct_pages: the element
   // through the data-page pointer, or nullptr if `c` is not registered or the slot
   // lacks it. Requires a slot below the page capacity. Inline on a branch of its own:

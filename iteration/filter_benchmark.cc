@@ -21,7 +21,7 @@
 // BM_Query/Exclude50/N: the same over Position+Velocity, excluding a random 50% Frozen.
 // BM_Query/{Sparse10,Exclude50}Compacted/N: the same setups, then one
 //   EntityPages::Compact() outside the timing.
-// BM_Pages/{AddRemove,CreateFromArchetype,RandomGet,Compact}/N.
+// BM_Pages/{AddRemove,AddRemoveBatch,CreateFromArchetype,RandomGet,Compact}/N.
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
 // BM_Floor/{Sparse10,Exclude50}Packed/N: the query's work on plain arrays holding only
@@ -336,6 +336,23 @@ void BM_PagesAddRemove(benchmark::State& state, size_t n) {
   state.counters["ns_per_pair"] = NsPer(static_cast<double>(n));
 }
 
+// BM_Pages/AddRemoveBatch/N: AddRemove's work through the batch calls.
+void BM_PagesAddRemoveBatch(benchmark::State& state, size_t n) {
+  MovingWorld world(n);
+  Archetype archetype;
+  archetype.Set(world.pos, Position{0, 0, 0});
+  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  const Velocity v{1, 2, 3};
+  for (auto _ : state) {
+    bool ok = world.pages.Add(world.entities, world.vel, v).ok();
+    ok &= world.pages.Remove(world.entities, world.vel).ok();
+    world.pages.ReleaseEmptyPages();
+    if (!ok) state.SkipWithError("add/remove failed");
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_pair"] = NsPer(static_cast<double>(n));
+}
+
 void BM_PagesCreateFromArchetype(benchmark::State& state, size_t n) {
   MovingWorld world(n);
   Archetype archetype;
@@ -539,6 +556,7 @@ void RegisterAll() {
     reg("BM_Query/Exclude50Compacted", BM_QueryExclude50Compacted);
     reg("BM_Pages/Compact", BM_PagesCompact);
     reg("BM_Pages/AddRemove", BM_PagesAddRemove);
+    reg("BM_Pages/AddRemoveBatch", BM_PagesAddRemoveBatch);
     reg("BM_Pages/CreateFromArchetype", BM_PagesCreateFromArchetype);
     reg("BM_Pages/RandomGet", BM_PagesRandomGet);
     reg("BM_Floor/Sparse10Flat", BM_FloorSparse10);

@@ -130,6 +130,92 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
   return absl::OkStatus();
 }
 
+template <typename T>
+inline absl::Status EntityPages::Add(absl::Span<const Entity> entities, Component<T> c,
+                                     const T& value) {
+  if constexpr (std::is_empty_v<T>) {
+    return AddBatchWith<0>(entities, c.id, [](std::byte*, uint32_t) {});
+  } else if constexpr (sizeof(T) <= 64) {
+    // A copy in the writer: a store of a T may alias `value`, a copy it cannot, so the
+    // loop keeps the value in registers instead of reloading it after every store.
+    return AddBatchWith<sizeof(T)>(entities, c.id, [local = value](std::byte* dst, uint32_t) {
+      ::new (static_cast<void*>(dst)) T(local);
+    });
+  } else {
+    return AddBatchWith<sizeof(T)>(entities, c.id, [&value](std::byte* dst, uint32_t) {
+      ::new (static_cast<void*>(dst)) T(value);
+    });
+  }
+}
+
+template <uint32_t kValueSize, typename Writer>
+inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
+                                              ComponentId c, Writer write) {
+  const Entity* const entity = entities.data();
+  const size_t n = entities.size();
+  size_t i = 0;
+  while (i < n) {
+    // The tables in locals: no store in the loop can change a local, so they stay in
+    // registers (the per-entity Add reloads them on every call, see AddWith). The slow
+    // path may change any of them (growth, a type's first data page), so after it the
+    // loop starts again from here.
+    const HotType& hot = HotById(c);
+    uint32_t* const masks = hot.masks;
+    std::byte* const base = hot.base;
+    const size_t size = kValueSize == kUntypedSize ? hot.size : kValueSize;
+    // An id or size that does not match sends every entity to AddSlow, which reports it
+    // after the alive check, as the per-entity Add does.
+    const size_t direct_pages =
+        hot.id == c && (kValueSize == kUntypedSize || hot.size == kValueSize)
+            ? hot.direct_pages
+            : 0;
+    const uint32_t* const gen = gen_of_.data();
+    const size_t gen_size = gen_size_;
+    const bool indirect = indirect_;
+    const uint32_t* const slot_of = slot_of_.data();
+    uint16_t* const count = count_.data();
+    const size_t start = i;
+    // The mask of page `run_page` as the loop changed it, kept in a register while
+    // consecutive entities fall into the same page and stored when the run ends: a
+    // store and a load of the same word per entity would chain every entity behind
+    // the previous one's store.
+    uint32_t run_page = kNoSlot;
+    uint32_t run_mask = 0;
+    for (; i < n; ++i) {
+      // AddWith's fast path, the same conditions (see there).
+      const uint32_t index = entity[i].index();
+      const uint32_t generation = entity[i].generation();
+      if (ABSL_PREDICT_FALSE(index >= gen_size || gen[index] != generation ||
+                             generation == Entity::kInvalidGeneration)) {
+        break;
+      }
+      const uint32_t slot = indirect ? slot_of[index] : index;
+      const uint32_t page = slot >> kEntityPageShift;
+      const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
+      if (page != run_page) {
+        if (ABSL_PREDICT_FALSE(page >= direct_pages)) break;
+        if (run_page != kNoSlot) masks[run_page] = run_mask;
+        run_page = page;
+        run_mask = masks[page];
+      }
+      if (ABSL_PREDICT_FALSE(run_mask == 0 || (run_mask & flag) != 0)) break;
+      ++count[slot];
+      run_mask |= flag;
+      write(base + size_t{slot} * size, static_cast<uint32_t>(size));
+    }
+    if (run_page != kNoSlot) masks[run_page] = run_mask;
+    // Once per run rather than per entity: a bool store may alias anything.
+    if (i != start) layout_changed_ = true;
+    if (i == n) break;
+    absl::StatusOr<std::byte*> dst =
+        AddSlow(entity[i].index(), entity[i].generation(), c, kValueSize);
+    if (ABSL_PREDICT_FALSE(!dst.ok())) return BatchError(dst.status(), i);
+    write(*dst, types_[c].size);
+    ++i;
+  }
+  return absl::OkStatus();
+}
+
 inline const void* EntityPages::TryGetPastRange(ComponentId c, uint32_t slot) const {
   if (c >= num_types_) return nullptr;
   const ComponentType& type = types_[c];

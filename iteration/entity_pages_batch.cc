@@ -1,0 +1,88 @@
+// EntityPages' batch Add and Remove (see iteration/entity_pages.h): the per-entity
+// fast paths over a span, with the store's tables in locals. The typed batch Add is a
+// template in internal/entity_pages_inl.h.
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "entity/entity.h"
+#include "iteration/entity_pages.h"
+
+namespace strata {
+
+absl::Status EntityPages::BatchError(const absl::Status& status, size_t position) {
+  return absl::Status(status.code(),
+                      absl::StrCat("entity ", position, " of the batch: ", status.message()));
+}
+
+absl::Status EntityPages::Add(absl::Span<const Entity> entities, ComponentId c,
+                              const void* value) {
+  return AddBatchWith<kUntypedSize>(entities, c, [value](std::byte* dst, uint32_t size) {
+    WriteValue(dst, value, size);
+  });
+}
+
+absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId c) {
+  const Entity* const entity = entities.data();
+  const size_t n = entities.size();
+  size_t i = 0;
+  while (i < n) {
+    // The tables in locals, reloaded after each out-of-line call (see AddBatchWith).
+    const HotType& hot = HotById(c);
+    uint32_t* const masks = hot.masks;
+    // An unregistered id sends every entity to RemoveSlow, which reports it.
+    const size_t direct_pages = hot.id == c ? hot.direct_pages : 0;
+    const uint32_t* const gen = gen_of_.data();
+    const size_t gen_size = gen_size_;
+    const bool indirect = indirect_;
+    const uint32_t* const slot_of = slot_of_.data();
+    uint16_t* const count = count_.data();
+    const size_t start = i;
+    bool emptied = false;
+    uint32_t emptied_slot = 0;
+    // The mask of the page being walked, in a register (see AddBatchWith).
+    uint32_t run_page = kNoSlot;
+    uint32_t run_mask = 0;
+    for (; i < n; ++i) {
+      // Remove's fast path, the same conditions (see there).
+      const uint32_t index = entity[i].index();
+      const uint32_t generation = entity[i].generation();
+      if (ABSL_PREDICT_FALSE(index >= gen_size || gen[index] != generation ||
+                             generation == Entity::kInvalidGeneration)) {
+        break;
+      }
+      const uint32_t slot = indirect ? slot_of[index] : index;
+      const uint32_t page = slot >> kEntityPageShift;
+      const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
+      if (page != run_page) {
+        if (ABSL_PREDICT_FALSE(page >= direct_pages)) break;
+        if (run_page != kNoSlot) masks[run_page] = run_mask;
+        run_page = page;
+        run_mask = masks[page];
+      }
+      if (ABSL_PREDICT_FALSE((run_mask & flag) == 0)) break;
+      run_mask &= ~flag;
+      if (ABSL_PREDICT_FALSE(--count[slot] == 0 || run_mask == 0)) {
+        // Done for this entity but for the bookkeeping, out of line below.
+        emptied = true;
+        emptied_slot = slot;
+        break;
+      }
+    }
+    if (run_page != kNoSlot) masks[run_page] = run_mask;
+    if (i != start || emptied) layout_changed_ = true;
+    if (i == n) break;
+    if (emptied) {
+      RemoveEmptied(entity[i].index(), emptied_slot);
+    } else {
+      const absl::Status status = RemoveSlow(entity[i].index(), entity[i].generation(), c);
+      if (ABSL_PREDICT_FALSE(!status.ok())) return BatchError(status, i);
+    }
+    ++i;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace strata
