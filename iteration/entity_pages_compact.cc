@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/base/optimization.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -140,6 +142,24 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
     case 16: return SwapColumn<16>(masks, data, 16, pairs, n, ensure);
     default: return SwapColumn<kAnySize>(masks, data, type.size, pairs, n, ensure);
   }
+}
+
+absl::Status EntityPages::ReserveForCompaction(size_t entities) {
+  if (entities > Entity::kInvalidIndex) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReserveForCompaction: ", entities,
+                     " entities is past the entity index range"));
+  }
+  reserve_slot_table_ = true;
+  // A compacted store already has its table (GrowSlotTable grows it, written).
+  if (indirect_) return absl::OkStatus();
+  const size_t size = std::max(entities, gen_of_.size());
+  if (slot_reserve_.size() < size) {
+    // Written, not only allocated: the kernel gives memory pages (and zeroes them) on
+    // the first write, which is the cost this moves out of Compact.
+    slot_reserve_.resize(size, kNoSlot);
+  }
+  return absl::OkStatus();
 }
 
 size_t EntityPages::Compact(size_t budget) {
