@@ -541,7 +541,10 @@ class EntityPages {
   // Compaction (entity_pages_compact.cc).
   std::vector<const uint32_t*> TypeMasks() const;
   bool PlanTrades();
-  uint32_t NextOfSet(TradeCursor& cursor, const uint32_t* const* masks);
+  // TakeOfSet: the cursor's next slots of its set, up to `max`, into `out`; fewer
+  // only when its range is exhausted.
+  size_t TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks, uint32_t* out,
+                   size_t max);
   bool PlanCompaction();
   // A move's or swap's slot records (entity pages, counts, occupancy, slot table),
   // then per type SwapComponentData for a batch of (from, to) slot pairs: masks and

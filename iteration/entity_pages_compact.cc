@@ -249,22 +249,22 @@ size_t EntityPages::Compact(size_t budget) {
   }
   // No table grows during the trades (only a parking move may, and it ends them).
   const std::vector<const uint32_t*> masks = TypeMasks();
+  uint32_t xs[kBatch];
+  uint32_t ys[kBatch];
   while (trade_cursor_ < trades_.size() && moves < budget && parked_stage_ == 0) {
     Trade& trade = trades_[trade_cursor_];
     if (num_pairs != 0) flush();
     const size_t want = std::min(kBatch, (budget - moves) / 2);
-    size_t n = 0;
-    bool done = false;
-    while (n < std::max<size_t>(want, 1)) {
-      const uint32_t x = NextOfSet(trade.a, masks.data());
-      const uint32_t y = x == kNoSlot ? kNoSlot : NextOfSet(trade.b, masks.data());
-      if (y == kNoSlot) {
-        done = true;
-        break;
-      }
-      pairs[2 * n] = x;
-      pairs[2 * n + 1] = y;
-      ++n;
+    // The batch's pairs: up to `take` entities of each side, paired in order (the two
+    // cursors cover different ranges, so no swap of the batch changes what either
+    // finds next).
+    const size_t take = std::max<size_t>(want, 1);
+    const size_t got = TakeOfSet(trade.a, masks.data(), xs, take);
+    const size_t n = got == 0 ? 0 : TakeOfSet(trade.b, masks.data(), ys, got);
+    const bool done = n < take;
+    for (size_t k = 0; k < n; ++k) {
+      pairs[2 * k] = xs[k];
+      pairs[2 * k + 1] = ys[k];
     }
     if (want == 0 && n == 1) {
       // One move left: park the second entity past the ranges; the first takes its

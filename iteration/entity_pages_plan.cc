@@ -9,7 +9,7 @@
 // signature already inside its range stays; the others are outsiders. Outsiders that
 // can trade places (one of set s in r's range with one of r in s's range) are left to
 // the trades, which find them again from the masks as they go (PlanTrades,
-// NextOfSet); the other outsiders are planned one move each, into the free or foreign
+// TakeOfSet); the other outsiders are planned one move each, into the free or foreign
 // slots of their range (holes). Stores with more sets than the dense tables take plan
 // every move (PlanCompaction), after the trades.
 #include <algorithm>
@@ -325,26 +325,33 @@ bool EntityPages::PlanTrades() {
   return true;
 }
 
-uint32_t EntityPages::NextOfSet(TradeCursor& cursor, const uint32_t* const* masks) {
+size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
+                              uint32_t* out, size_t max) {
   const size_t num_types = types_.size();
   const uint32_t* const flips = trade_sets_.data() + cursor.set;
-  for (;;) {
-    if (ABSL_PREDICT_TRUE(cursor.bits != 0)) {
-      const uint32_t slot = cursor.page * kEntityPageSize +
-                            static_cast<uint32_t>(absl::countr_zero(cursor.bits));
-      cursor.bits &= cursor.bits - 1;
-      cursor.next = slot + 1;
-      return slot;
+  size_t n = 0;
+  while (n < max) {
+    if (cursor.bits != 0) {
+      // The page's matches, as many as fit: a tight loop, not a call per slot.
+      const uint32_t base = cursor.page * kEntityPageSize;
+      uint32_t bits = cursor.bits;
+      do {
+        out[n++] = base + static_cast<uint32_t>(absl::countr_zero(bits));
+        bits &= bits - 1;
+      } while (bits != 0 && n < max);
+      cursor.bits = bits;
+      cursor.next = out[n - 1] + 1;
+      continue;
     }
     if (cursor.page != kNoSlot) {  // no match left in the cached page
       cursor.next = std::max(cursor.next, (cursor.page + 1) * kEntityPageSize);
       cursor.page = kNoSlot;
     }
-    if (cursor.next >= cursor.end) return kNoSlot;
+    if (cursor.next >= cursor.end) break;
     const uint32_t page = cursor.next >> kEntityPageShift;
     if (page >= page_capacity_) {
       cursor.next = cursor.end;
-      return kNoSlot;
+      break;
     }
     uint32_t match = occupied_[page] & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
     if ((cursor.end >> kEntityPageShift) == page) {
@@ -354,6 +361,7 @@ uint32_t EntityPages::NextOfSet(TradeCursor& cursor, const uint32_t* const* mask
     cursor.page = page;
     cursor.bits = match;
   }
+  return n;
 }
 
 bool EntityPages::PlanCompaction() {
