@@ -551,7 +551,11 @@ class EntityPages {
   // data, as a swap of the two slots (a move is a swap with an empty slot).
   void MoveRecords(uint32_t from, uint32_t to);
   void SwapRecords(uint32_t a, uint32_t b);
-  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n);
+  // `presence`: kPresenceFromMasks, or which side of every pair has `c` (bit 0 the
+  // first, bit 1 the second), as in a trade, whose two sides are each one set.
+  static constexpr uint32_t kPresenceFromMasks = 4;
+  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n,
+                         uint32_t presence = kPresenceFromMasks);
 
   // Reads as an empty manager (no entity alive) once the manager has been destroyed.
   EntityManager::Subscription manager_;
