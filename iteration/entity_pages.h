@@ -285,20 +285,12 @@ class EntityPages {
     return trade_cursor_ < trades_.size() || parked_stage_ != 0 || moves_pending_ ||
            plan_cursor_ < plan_.size();
   }
-  // ReserveForCompaction: opts the store in to holding the memory of its slot table
-  // (4 bytes per entity index) allocated and touched before the first Compact, for at
-  // least `entities` indices and for every index the store holds from then on (it
-  // grows with the store), so that no Compact pays page faults for fresh memory (at
-  // 1M indices a 4 MB table, whose faults were 4-7 % of the first compaction's time
-  // on the benchmark machine). It costs that memory whether or not the store compacts
-  // (MemoryUsage counts it); a store that never calls it pays nothing. The memory
-  // stays with the store when it empties; ReleaseUnusedMemory() on an empty store
-  // gives it back and ends the opt-in. InvalidArgument if `entities` exceeds the
-  // entity index range. O(entities + indices held): call it at load time, not per
-  // frame. Invalidates nothing.
+  // ReserveForCompaction: opt-in. The slot table's memory (4 bytes per entity index,
+  // at least `entities`, growing with the store) is allocated and written now, so no
+  // Compact pays page faults for it; the store holds it, compacting or not, until
+  // ReleaseUnusedMemory() on an empty store ends the opt-in. InvalidArgument past the
+  // entity index range. O(indices): call it at load time. Invalidates nothing.
   absl::Status ReserveForCompaction(size_t entities = 0);
-  // compaction_reserved: true between ReserveForCompaction and the ReleaseUnusedMemory
-  // that ends it.
   bool compaction_reserved() const { return reserve_slot_table_; }
 
   // ReleaseEmptyPages: the dirty-page pass. For each page where Remove/Delete/
@@ -541,8 +533,7 @@ class EntityPages {
   // Compaction (entity_pages_compact.cc).
   std::vector<const uint32_t*> TypeMasks() const;
   bool PlanTrades();
-  // TakeOfSet: the cursor's next slots of its set, up to `max`, into `out`; fewer
-  // only when its range is exhausted.
+  // The cursor's next slots of its set, up to `max` (fewer: the range is exhausted).
   size_t TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks, uint32_t* out,
                    size_t max);
   bool PlanCompaction();
@@ -551,8 +542,7 @@ class EntityPages {
   // data, as a swap of the two slots (a move is a swap with an empty slot).
   void MoveRecords(uint32_t from, uint32_t to);
   void SwapRecords(uint32_t a, uint32_t b);
-  // `presence`: kPresenceFromMasks, or which side of every pair has `c` (bit 0 the
-  // first, bit 1 the second), as in a trade, whose two sides are each one set.
+  // `presence`: from the masks, or which side of all pairs has `c` (bits 0, 1): a trade.
   static constexpr uint32_t kPresenceFromMasks = 4;
   void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n,
                          uint32_t presence = kPresenceFromMasks);
@@ -588,11 +578,6 @@ class EntityPages {
   // lookup at 1M entities then misses the cache but not the TLB.
   LargeVector<uint32_t> gen_of_;
   LargeVector<uint32_t> slot_of_;
-  // ReserveForCompaction: while reserve_slot_table_, slot_reserve_ holds the slot
-  // table's memory, written, for every index (gen_of_.size() at least) until the first
-  // compaction takes it as slot_of_; it gets it back when the store empties.
-  LargeVector<uint32_t> slot_reserve_;
-  bool reserve_slot_table_ = false;
   // gen_of_.size(), kept apart so the hot paths' range check is one load; a size_t,
   // which their uint32_t mask stores cannot alias, so a loop keeps it in a register.
   size_t gen_size_ = 0;
@@ -624,6 +609,10 @@ class EntityPages {
   size_t plan_cursor_ = 0;
   uint32_t plan_end_ = 0;
   bool layout_changed_ = false;
+  // ReserveForCompaction: the slot table's memory, written, for gen_of_.size() indices
+  // at least, until a compaction takes it as slot_of_ (and back when the store empties).
+  bool reserve_slot_table_ = false;
+  LargeVector<uint32_t> slot_reserve_;
   size_t allocated_data_pages_ = 0;
   size_t allocated_entity_pages_ = 0;
   size_t page_bytes_ = 0;
