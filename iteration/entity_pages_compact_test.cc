@@ -103,7 +103,9 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
   options.min_free_indices = 4;  // indices come back soon: stale handles share them
   EntityManager manager(options);
   EntityPages pages(manager);
-  if (reserve) ASSERT_THAT(pages.ReserveForCompaction(), IsOk());
+  if (reserve) {
+    ASSERT_THAT(pages.ReserveForCompaction(), IsOk());
+  }
   const Component<Tag> tag = pages.RegisterComponent<Tag>("tag").value();
   const Component<W1> w1 = pages.RegisterComponent<W1>("w1").value();
   const Component<W2> w2 = pages.RegisterComponent<W2>("w2").value();
