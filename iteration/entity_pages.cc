@@ -126,7 +126,11 @@ void EntityPages::GrowSlotTable(size_t entities) {
   const size_t size = std::max(entities, manager_->slots_used());
   gen_of_.resize(size, Entity::kInvalidGeneration);
   gen_size_ = size;
-  if (indirect_) slot_of_.resize(size, kNoSlot);
+  if (indirect_) {
+    slot_of_.resize(size, kNoSlot);
+  } else if (reserve_slot_table_) {
+    slot_reserve_.resize(size, kNoSlot);  // written: touched now, not in Compact
+  }
 }
 
 void EntityPages::MakeIndirect() {
@@ -135,6 +139,10 @@ void EntityPages::MakeIndirect() {
   // spent a fifth of its time writing the whole table and every record first, a
   // pass over memory the moves then read again. The pages are written as the moves
   // reach them (MaterializePage), the rest at the end of the call (MaterializeAll).
+  if (slot_reserve_.size() >= gen_of_.size()) {
+    slot_of_.swap(slot_reserve_);  // ReserveForCompaction's memory, already touched
+    slot_reserve_ = LargeVector<uint32_t>();
+  }
   slot_of_.resize(gen_of_.size());  // unwritten (LargeVector)
   const size_t pages = std::max(page_capacity_, (gen_of_.size() + kEntityPageSize - 1) >>
                                                     kEntityPageShift);
@@ -476,6 +484,7 @@ size_t EntityPages::ReleaseEmptyPages() {
     // progress has nothing left to move).
     plan_ = std::vector<PlannedMove>();
     plan_cursor_ = 0;
+    if (reserve_slot_table_ && slot_reserve_.empty()) slot_of_.swap(slot_reserve_);
     slot_of_ = LargeVector<uint32_t>();
     indirect_ = false;
   }
@@ -492,7 +501,14 @@ size_t EntityPages::ReleaseUnusedMemory() {
     type.range.ReleaseUnused();
   }
   chunk_pool_.ReleaseUnusedSlabs();
-  return before - reserved_page_bytes();
+  size_t table_bytes = 0;
+  if (num_entities_ == 0 && !indirect_) {
+    // ReserveForCompaction's table, in use by no one: back to the system.
+    table_bytes = slot_reserve_.capacity() * sizeof(uint32_t);
+    slot_reserve_ = LargeVector<uint32_t>();
+    reserve_slot_table_ = false;
+  }
+  return before - reserved_page_bytes() + table_bytes;
 }
 
 size_t EntityPages::reserved_page_bytes() const {
@@ -510,7 +526,7 @@ size_t EntityPages::MemoryUsage() const {
                  entity_pages_.capacity() * sizeof(EntityPage*) +
                  dirty_pages_.capacity() * sizeof(uint32_t) +
                  gen_of_.capacity() * sizeof(uint32_t) +
-                 slot_of_.capacity() * sizeof(uint32_t) +
+                 (slot_of_.capacity() + slot_reserve_.capacity()) * sizeof(uint32_t) +
                  count_.capacity() * sizeof(uint16_t) + dirty_.capacity() +
                  free_slots_.capacity() * sizeof(uint32_t) +
                  in_free_list_.capacity() * sizeof(uint64_t) +

@@ -301,6 +301,13 @@ class EntityPages {
     return trade_cursor_ < trades_.size() || parked_stage_ != 0 || moves_pending_ ||
            plan_cursor_ < plan_.size();
   }
+  // ReserveForCompaction: opt-in. The slot table's memory (4 bytes per entity index,
+  // at least `entities`, growing with the store) is allocated and written now, so no
+  // Compact pays page faults for it; the store holds it, compacting or not, until
+  // ReleaseUnusedMemory() on an empty store ends the opt-in. InvalidArgument past the
+  // entity index range. O(indices): call it at load time. Invalidates nothing.
+  absl::Status ReserveForCompaction(size_t entities = 0);
+  bool compaction_reserved() const { return reserve_slot_table_; }
 
   // ReleaseEmptyPages: the dirty-page pass. For each page where Remove/Delete/
   // Compact emptied a mask or a slot since the last call, frees each component data
@@ -315,7 +322,8 @@ class EntityPages {
   size_t ReleaseEmptyPages();
   // ReleaseUnusedMemory: gives every pool slab and every 64 KiB granule of a type's
   // range with no page in use back to the system and returns the bytes released (call
-  // after ReleaseEmptyPages, e.g. on a level unload). O(free pages * log slabs +
+  // after ReleaseEmptyPages, e.g. on a level unload); on an empty store, also the
+  // memory of ReserveForCompaction, which ends it. O(free pages * log slabs +
   // granules touched).
   size_t ReleaseUnusedMemory();
   size_t num_dirty_pages() const { return dirty_pages_.size(); }
@@ -547,14 +555,19 @@ class EntityPages {
   // Compaction (entity_pages_compact.cc).
   std::vector<const uint32_t*> TypeMasks() const;
   bool PlanTrades();
-  uint32_t NextOfSet(TradeCursor& cursor, const uint32_t* const* masks);
+  // The cursor's next slots of its set, up to `max` (fewer: the range is exhausted).
+  size_t TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks, uint32_t* out,
+                   size_t max);
   bool PlanCompaction();
   // A move's or swap's slot records (entity pages, counts, occupancy, slot table),
   // then per type SwapComponentData for a batch of (from, to) slot pairs: masks and
   // data, as a swap of the two slots (a move is a swap with an empty slot).
   void MoveRecords(uint32_t from, uint32_t to);
   void SwapRecords(uint32_t a, uint32_t b);
-  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n);
+  // `presence`: from the masks, or which side of all pairs has `c` (bits 0, 1): a trade.
+  static constexpr uint32_t kPresenceFromMasks = 4;
+  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n,
+                         uint32_t presence = kPresenceFromMasks);
 
   // Reads as an empty manager (no entity alive) once the manager has been destroyed.
   EntityManager::Subscription manager_;
@@ -618,6 +631,10 @@ class EntityPages {
   size_t plan_cursor_ = 0;
   uint32_t plan_end_ = 0;
   bool layout_changed_ = false;
+  // ReserveForCompaction: the slot table's memory, written, for gen_of_.size() indices
+  // at least, until a compaction takes it as slot_of_ (and back when the store empties).
+  bool reserve_slot_table_ = false;
+  LargeVector<uint32_t> slot_reserve_;
   size_t allocated_data_pages_ = 0;
   size_t allocated_entity_pages_ = 0;
   size_t page_bytes_ = 0;

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/base/optimization.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -83,6 +85,62 @@ void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
   }
 }
 
+// SwapColumn for pairs whose sides' presence is known (a trade: every first slot
+// holds one component set, every second another): no mask is read, and a type both
+// sides have swaps its elements without touching a mask. `has_a`/`has_b`: whether
+// the first/second slot of every pair has the type.
+template <size_t kSize, typename Ensure>
+void SwapKnownColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
+                     const uint32_t* pairs, size_t n, bool has_a, bool has_b,
+                     Ensure&& ensure) {
+  if (!has_a && !has_b) return;
+  const size_t size = kSize == kAnySize ? runtime_size : kSize;
+  // As in SwapColumn, but into L2 only (prefetcht1): the loop is bound by the misses
+  // in flight, and a prefetch into L1 holds one of its few miss buffers until the
+  // line arrives (A/B: 0.92x the time of prefetcht0 at the same distance).
+  constexpr size_t kAhead = 24;
+  for (size_t k = 0; k < n; ++k) {
+    if (size != 0 && k + kAhead < n) {
+      for (int side = 0; side < 2; ++side) {
+        const uint32_t slot = pairs[2 * (k + kAhead) + side];
+        if (const std::byte* page = data[slot >> kEntityPageShift]) {
+          __builtin_prefetch(page + size_t{slot & (kEntityPageSize - 1)} * size, 1, 2);
+        }
+      }
+    }
+    // The side that has the type is `from`; with both, either.
+    const uint32_t from = has_a ? pairs[2 * k] : pairs[2 * k + 1];
+    const uint32_t to = has_a ? pairs[2 * k + 1] : pairs[2 * k];
+    const uint32_t from_page = from >> kEntityPageShift;
+    const uint32_t to_page = to >> kEntityPageShift;
+    if (!(has_a && has_b)) {
+      masks[from_page] ^= uint32_t{1} << (from & (kEntityPageSize - 1));
+      masks[to_page] ^= uint32_t{1} << (to & (kEntityPageSize - 1));
+    }
+    if (size == 0) continue;
+    std::byte* data_to = data[to_page];
+    if (ABSL_PREDICT_FALSE(data_to == nullptr)) data_to = ensure(to_page);
+    std::byte* pf = data[from_page] + size_t{from & (kEntityPageSize - 1)} * size;
+    std::byte* pt = data_to + size_t{to & (kEntityPageSize - 1)} * size;
+    if constexpr (kSize != kAnySize && kSize != 0) {
+      if (has_a && has_b) {
+        std::byte tmp[kSize];
+        std::memcpy(tmp, pf, kSize);
+        std::memcpy(pf, pt, kSize);
+        std::memcpy(pt, tmp, kSize);
+      } else {
+        std::memcpy(pt, pf, kSize);
+      }
+    } else {
+      if (has_a && has_b) {
+        std::swap_ranges(pf, pf + size, pt);
+      } else {
+        std::memcpy(pt, pf, size);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void EntityPages::MoveRecords(uint32_t from, uint32_t to) {
@@ -124,7 +182,8 @@ void EntityPages::SwapRecords(uint32_t a, uint32_t b) {
   if (!dirty_[b_page]) MarkDirty(b_page);
 }
 
-void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n) {
+void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n,
+                                    uint32_t presence) {
   ComponentType& type = types_[c];
   // Nothing to do for a type without data pages in this batch's pages: its masks
   // there are zero (a set bit implies a data page).
@@ -132,6 +191,19 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
   uint32_t* const masks = type.masks.data();
   std::byte** const data = type.data.data();  // EnsureDataPage writes entries, never grows
   auto ensure = [&](uint32_t page) { return EnsureDataPage(type, page); };
+  if (presence != kPresenceFromMasks) {
+    const bool a = (presence & 1u) != 0;
+    const bool b = (presence & 2u) != 0;
+    switch (type.size) {
+      case 0: return SwapKnownColumn<0>(masks, data, 0, pairs, n, a, b, ensure);
+      case 4: return SwapKnownColumn<4>(masks, data, 4, pairs, n, a, b, ensure);
+      case 8: return SwapKnownColumn<8>(masks, data, 8, pairs, n, a, b, ensure);
+      case 12: return SwapKnownColumn<12>(masks, data, 12, pairs, n, a, b, ensure);
+      case 16: return SwapKnownColumn<16>(masks, data, 16, pairs, n, a, b, ensure);
+      default:
+        return SwapKnownColumn<kAnySize>(masks, data, type.size, pairs, n, a, b, ensure);
+    }
+  }
   switch (type.size) {
     case 0: return SwapColumn<0>(masks, data, 0, pairs, n, ensure);
     case 4: return SwapColumn<4>(masks, data, 4, pairs, n, ensure);
@@ -140,6 +212,24 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
     case 16: return SwapColumn<16>(masks, data, 16, pairs, n, ensure);
     default: return SwapColumn<kAnySize>(masks, data, type.size, pairs, n, ensure);
   }
+}
+
+absl::Status EntityPages::ReserveForCompaction(size_t entities) {
+  if (entities > Entity::kInvalidIndex) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReserveForCompaction: ", entities,
+                     " entities is past the entity index range"));
+  }
+  reserve_slot_table_ = true;
+  // A compacted store already has its table (GrowSlotTable grows it, written).
+  if (indirect_) return absl::OkStatus();
+  const size_t size = std::max(entities, gen_of_.size());
+  if (slot_reserve_.size() < size) {
+    // Written, not only allocated: the kernel gives memory pages (and zeroes them) on
+    // the first write, which is the cost this moves out of Compact.
+    slot_reserve_.resize(size, kNoSlot);
+  }
+  return absl::OkStatus();
 }
 
 size_t EntityPages::Compact(size_t budget) {
@@ -229,22 +319,22 @@ size_t EntityPages::Compact(size_t budget) {
   }
   // No table grows during the trades (only a parking move may, and it ends them).
   const std::vector<const uint32_t*> masks = TypeMasks();
+  uint32_t xs[kBatch];
+  uint32_t ys[kBatch];
   while (trade_cursor_ < trades_.size() && moves < budget && parked_stage_ == 0) {
     Trade& trade = trades_[trade_cursor_];
     if (num_pairs != 0) flush();
     const size_t want = std::min(kBatch, (budget - moves) / 2);
-    size_t n = 0;
-    bool done = false;
-    while (n < std::max<size_t>(want, 1)) {
-      const uint32_t x = NextOfSet(trade.a, masks.data());
-      const uint32_t y = x == kNoSlot ? kNoSlot : NextOfSet(trade.b, masks.data());
-      if (y == kNoSlot) {
-        done = true;
-        break;
-      }
-      pairs[2 * n] = x;
-      pairs[2 * n + 1] = y;
-      ++n;
+    // The batch's pairs: up to `take` entities of each side, paired in order (the two
+    // cursors cover different ranges, so no swap of the batch changes what either
+    // finds next).
+    const size_t take = std::max<size_t>(want, 1);
+    const size_t got = TakeOfSet(trade.a, masks.data(), xs, take);
+    const size_t n = got == 0 ? 0 : TakeOfSet(trade.b, masks.data(), ys, got);
+    const bool done = n < take;
+    for (size_t k = 0; k < n; ++k) {
+      pairs[2 * k] = xs[k];
+      pairs[2 * k + 1] = ys[k];
     }
     if (want == 0 && n == 1) {
       // One move left: park the second entity past the ranges; the first takes its
@@ -273,7 +363,13 @@ size_t EntityPages::Compact(size_t budget) {
         materialize(pairs[2 * k + 1]);
         SwapRecords(pairs[2 * k], pairs[2 * k + 1]);
       }
-      num_pairs = n;
+      // Every first slot holds trade.a's set, every second trade.b's: the data swap
+      // knows each side's types without reading the masks.
+      for (ComponentId c = 0; c < num_types_; ++c) {
+        const uint32_t presence = (trade_sets_[trade.a.set + c] == 0 ? 1u : 0u) |
+                                  (trade_sets_[trade.b.set + c] == 0 ? 2u : 0u);
+        SwapComponentData(c, pairs, n, presence);
+      }
       moves += 2 * n;
     }
     if (done) {

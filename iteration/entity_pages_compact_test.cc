@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -87,18 +88,24 @@ struct W3 { uint32_t v[3]; };
 struct alignas(64) W16 { uint32_t v[16]; };
 struct Tag {};
 
-class CompactRandomTest : public ::testing::TestWithParam<size_t> {};
+// The budget of every Compact, and whether the store calls ReserveForCompaction
+// first (while empty: the store then grows past it).
+class CompactRandomTest : public ::testing::TestWithParam<std::tuple<size_t, bool>> {};
 
 // Random create / batch create / add / remove / delete / destroy / Compact(budget) /
 // release steps, with everything checked against the reference after every step.
 TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
-  const size_t budget = GetParam();
+  const size_t budget = std::get<0>(GetParam());
+  const bool reserve = std::get<1>(GetParam());
   ::strata::testing::Random rng(::strata::testing::TestSeed() + budget % 1000);
   SCOPED_TRACE(rng.DescribeSeed());
   EntityManager::Options options;
   options.min_free_indices = 4;  // indices come back soon: stale handles share them
   EntityManager manager(options);
   EntityPages pages(manager);
+  if (reserve) {
+    ASSERT_THAT(pages.ReserveForCompaction(), IsOk());
+  }
   const Component<Tag> tag = pages.RegisterComponent<Tag>("tag").value();
   const Component<W1> w1 = pages.RegisterComponent<W1>("w1").value();
   const Component<W2> w2 = pages.RegisterComponent<W2>("w2").value();
@@ -302,19 +309,31 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
   EXPECT_EQ(pages.allocated_entity_pages(), 0u);
   EXPECT_EQ(pages.allocated_data_pages(), 0u);
   EXPECT_EQ(pages.page_bytes(), 0u);
-  pages.ReleaseUnusedMemory();
+  const size_t pool_bytes = pages.reserved_page_bytes();
+  const size_t memory = pages.MemoryUsage();
+  const size_t released = pages.ReleaseUnusedMemory();
   EXPECT_EQ(pages.reserved_page_bytes(), 0u);
+  if (reserve) {
+    EXPECT_GT(released, pool_bytes);  // the reserved slot table too
+  } else {
+    EXPECT_EQ(released, pool_bytes);
+  }
+  EXPECT_EQ(pages.MemoryUsage(), memory - released);
+  EXPECT_FALSE(pages.compaction_reserved());
   EXPECT_EQ(pages.Compact(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Budgets, CompactRandomTest,
-                         ::testing::Values(size_t{0}, size_t{1}, size_t{7},
-                                           EntityPages::kUnbounded),
-                         [](const ::testing::TestParamInfo<size_t>& info) {
-                           return info.param == EntityPages::kUnbounded
-                                      ? std::string("Unbounded")
-                                      : absl::StrCat("Budget", info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Budgets, CompactRandomTest,
+    ::testing::Combine(::testing::Values(size_t{0}, size_t{1}, size_t{7},
+                                         EntityPages::kUnbounded),
+                       ::testing::Bool()),
+    [](const ::testing::TestParamInfo<std::tuple<size_t, bool>>& info) {
+      const size_t budget = std::get<0>(info.param);
+      return absl::StrCat(budget == EntityPages::kUnbounded ? std::string("Unbounded")
+                                                            : absl::StrCat("Budget", budget),
+                          std::get<1>(info.param) ? "Reserved" : "");
+    });
 
 // MovingWorld with n entities: all Position{i, 0, 0}, every third Velocity{i, 1, 2},
 // every fifth Frozen: four component sets interleaved over every page.

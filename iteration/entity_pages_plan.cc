@@ -9,7 +9,7 @@
 // signature already inside its range stays; the others are outsiders. Outsiders that
 // can trade places (one of set s in r's range with one of r in s's range) are left to
 // the trades, which find them again from the masks as they go (PlanTrades,
-// NextOfSet); the other outsiders are planned one move each, into the free or foreign
+// TakeOfSet); the other outsiders are planned one move each, into the free or foreign
 // slots of their range (holes). Stores with more sets than the dense tables take plan
 // every move (PlanCompaction), after the trades.
 #include <algorithm>
@@ -78,6 +78,8 @@ struct Survey {
     uint32_t page;
     uint32_t signature;  // index into signatures
     uint32_t bits;
+    uint32_t count;  // PopCount(bits): most pages lie wholly inside a range, where the
+                     // planners need no other count
   };
   std::vector<uint64_t> signatures;
   std::vector<uint32_t> counts;     // per signature: entities
@@ -137,8 +139,9 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
       }
       const uint32_t s =
           signature_index(signature, static_cast<uint32_t>(page * kEntityPageSize + i));
-      out.counts[s] += PopCount(same);
-      out.groups.push_back({static_cast<uint32_t>(page), s, same});
+      const uint32_t count = PopCount(same);
+      out.counts[s] += count;
+      out.groups.push_back({static_cast<uint32_t>(page), s, same, count});
       remaining &= ~same;
     }
   }
@@ -228,6 +231,12 @@ bool EntityPages::PlanTrades() {
                                                size_t g0, size_t g1) {
     for (size_t k = g0; k < g1; ++k) {
       const Survey::Group& g = survey.groups[k];
+      if (in_range == ~uint32_t{0}) {  // inside the owner's range: home or all away
+        if (g.signature == s_owner) continue;
+        total += g.count;
+        if (dense) pairs[size_t{g.signature} * n + s_owner] += g.count;
+        continue;
+      }
       const uint32_t bits = Away(survey, g, s_owner, in_range);
       total += PopCount(bits);
       if (dense) pairs[size_t{g.signature} * n + s_owner] += PopCount(bits & in_range);
@@ -274,10 +283,9 @@ bool EntityPages::PlanTrades() {
     return s == r ? 0 : std::min(pairs[size_t{s} * n + r], pairs[size_t{r} * n + s]);
   };
   // The bits of `bits` (slots of set s in r's range) past the bucket's traded ones.
-  auto untraded = [&](uint32_t s, uint32_t r, uint32_t bits) {
+  auto untraded = [&](uint32_t s, uint32_t r, uint32_t bits, uint32_t count) {
     uint32_t& k = seen[size_t{s} * n + r];
     const uint32_t limit = traded(s, r);
-    const uint32_t count = PopCount(bits);
     if (k >= limit) {
       k += count;
       return bits;
@@ -303,10 +311,20 @@ bool EntityPages::PlanTrades() {
     uint32_t taken = 0;  // slots of the owner's range that are, or will be, home
     for (size_t k = g0; k < g1; ++k) {
       const Survey::Group& g = survey.groups[k];
+      if (in_range == ~uint32_t{0}) {  // inside the owner's range: home or all away
+        if (g.signature == s_owner) {
+          taken |= g.bits;
+          continue;
+        }
+        const uint32_t left = untraded(g.signature, s_owner, g.bits, g.count);
+        taken |= g.bits & ~left;
+        append(outsiders[g.signature], base, left);
+        continue;
+      }
       const uint32_t bits = Away(survey, g, s_owner, in_range);
       taken |= g.bits & ~bits;
       if (const uint32_t in = bits & in_range; in != 0) {
-        const uint32_t left = untraded(g.signature, s_owner, in);
+        const uint32_t left = untraded(g.signature, s_owner, in, PopCount(in));
         taken |= in & ~left;  // traded away: an entity of the owner comes in
         append(outsiders[g.signature], base, left);
       }
@@ -325,26 +343,33 @@ bool EntityPages::PlanTrades() {
   return true;
 }
 
-uint32_t EntityPages::NextOfSet(TradeCursor& cursor, const uint32_t* const* masks) {
+size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
+                              uint32_t* out, size_t max) {
   const size_t num_types = types_.size();
   const uint32_t* const flips = trade_sets_.data() + cursor.set;
-  for (;;) {
-    if (ABSL_PREDICT_TRUE(cursor.bits != 0)) {
-      const uint32_t slot = cursor.page * kEntityPageSize +
-                            static_cast<uint32_t>(absl::countr_zero(cursor.bits));
-      cursor.bits &= cursor.bits - 1;
-      cursor.next = slot + 1;
-      return slot;
+  size_t n = 0;
+  while (n < max) {
+    if (cursor.bits != 0) {
+      // The page's matches, as many as fit: a tight loop, not a call per slot.
+      const uint32_t base = cursor.page * kEntityPageSize;
+      uint32_t bits = cursor.bits;
+      do {
+        out[n++] = base + static_cast<uint32_t>(absl::countr_zero(bits));
+        bits &= bits - 1;
+      } while (bits != 0 && n < max);
+      cursor.bits = bits;
+      cursor.next = out[n - 1] + 1;
+      continue;
     }
     if (cursor.page != kNoSlot) {  // no match left in the cached page
       cursor.next = std::max(cursor.next, (cursor.page + 1) * kEntityPageSize);
       cursor.page = kNoSlot;
     }
-    if (cursor.next >= cursor.end) return kNoSlot;
+    if (cursor.next >= cursor.end) break;
     const uint32_t page = cursor.next >> kEntityPageShift;
     if (page >= page_capacity_) {
       cursor.next = cursor.end;
-      return kNoSlot;
+      break;
     }
     uint32_t match = occupied_[page] & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
     if ((cursor.end >> kEntityPageShift) == page) {
@@ -354,6 +379,7 @@ uint32_t EntityPages::NextOfSet(TradeCursor& cursor, const uint32_t* const* mask
     cursor.page = page;
     cursor.bits = match;
   }
+  return n;
 }
 
 bool EntityPages::PlanCompaction() {
