@@ -71,9 +71,9 @@
 #include <limits>
 #include <memory>
 #include <new>
-#include <utility>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/base/attributes.h"
@@ -84,63 +84,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/huge_page_allocator.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
-#include "base/huge_page_allocator.h"
+#include "iteration/archetype.h"
 #include "iteration/internal/page_pool.h"
 #include "iteration/internal/page_range.h"
 
 namespace strata {
-
-// NOTE: a page is 32 entities so that one page's presence for one component is one
-// uint32_t and the walk over it is tzcnt/blsr on a 32-bit register.
-inline constexpr uint32_t kEntityPageSize = 32;
-inline constexpr uint32_t kEntityPageShift = 5;
-// kNoSlot: the slot of an entity that is not in the store.
-inline constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
-
-// ComponentId: a registered component type, an index into the store's type table.
-using ComponentId = uint32_t;
-
-// Component<T>: a ComponentId that remembers its C++ type, for the typed helpers.
-template <typename T>
-struct Component {
-  ComponentId id = 0;
-};
-
-// Archetype: a set of components with initial values, for CreateFromArchetype. Values
-// are copied in, so the archetype can be reused and outlives nothing.
-class Archetype {
- public:
-  // Set: adds `value` for `component` (or replaces an earlier value). O(components).
-  template <typename T>
-  Archetype& Set(Component<T> component, const T& value) {
-    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
-    if constexpr (std::is_empty_v<T>) {
-      return SetRaw(component.id, {});
-    } else {
-      return SetRaw(component.id,
-                    absl::MakeConstSpan(reinterpret_cast<const std::byte*>(&value),
-                                        sizeof(T)));
-    }
-  }
-  // SetRaw: the untyped form; `bytes.size()` must equal the registered size, which
-  // CreateFromArchetype checks.
-  Archetype& SetRaw(ComponentId component, absl::Span<const std::byte> bytes);
-
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
-
- private:
-  friend class EntityPages;
-  struct Entry {
-    ComponentId id;
-    uint32_t offset;
-    uint32_t size;
-  };
-  std::vector<Entry> entries_;
-  std::vector<std::byte> bytes_;
-};
 
 class EntityPages {
  public:

@@ -1,0 +1,74 @@
+// The vocabulary EntityPages is written in: the page size, ComponentId and its typed
+// form Component<T>, and Archetype, a set of components with initial values for
+// EntityPages::CreateFromArchetype. Include iteration/entity_pages.h, which includes
+// this; it is a header of its own so that entity_pages.h reads as the store's API.
+//
+//   Archetype moving;
+//   moving.Set(pos, Position{0, 0, 0}).Set(vel, Velocity{1, 0, 0});
+//   STRATA_RETURN_IF_ERROR(pages.CreateFromArchetype(batch, moving));
+#ifndef STRATA_ITERATION_ARCHETYPE_H_
+#define STRATA_ITERATION_ARCHETYPE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace strata {
+
+class EntityPages;
+
+// NOTE: a page is 32 entities so that one page's presence for one component is one
+// uint32_t and the walk over it is tzcnt/blsr on a 32-bit register.
+inline constexpr uint32_t kEntityPageSize = 32;
+inline constexpr uint32_t kEntityPageShift = 5;
+// kNoSlot: the slot of an entity that is not in the store.
+inline constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
+
+// ComponentId: a registered component type, an index into the store's type table.
+using ComponentId = uint32_t;
+
+// Component<T>: a ComponentId that remembers its C++ type, for the typed helpers.
+template <typename T>
+struct Component {
+  ComponentId id = 0;
+};
+
+// Archetype: a set of components with initial values, for CreateFromArchetype. Values
+// are copied in, so the archetype can be reused and outlives nothing.
+class Archetype {
+ public:
+  // Set: adds `value` for `component` (or replaces an earlier value). O(components).
+  template <typename T>
+  Archetype& Set(Component<T> component, const T& value) {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+    if constexpr (std::is_empty_v<T>) {
+      return SetRaw(component.id, {});
+    } else {
+      return SetRaw(component.id,
+                    absl::MakeConstSpan(reinterpret_cast<const std::byte*>(&value), sizeof(T)));
+    }
+  }
+  // SetRaw: the untyped form; `bytes.size()` must equal the registered size, which
+  // CreateFromArchetype checks.
+  Archetype& SetRaw(ComponentId component, absl::Span<const std::byte> bytes);
+
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  friend class EntityPages;
+  struct Entry {
+    ComponentId id;
+    uint32_t offset;
+    uint32_t size;
+  };
+  std::vector<Entry> entries_;
+  std::vector<std::byte> bytes_;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_ITERATION_ARCHETYPE_H_
