@@ -53,9 +53,12 @@ def _precompiled_header_impl(ctx):
         ),
         system_include_directories = deps_context.system_includes,
         preprocessor_defines = deps_context.defines,
-        # cc_test objects are position independent with this toolchain (.pic.o);
-        # -fPIC must match for GCC to accept the header.
-        use_pic = True,
+        # -fPIC must match the test's objects for GCC to accept the header. Bazel
+        # compiles binaries and tests position independent (.pic.o) in every mode but
+        # opt (without --force_pic), as its usePicForBinaries does.
+        # (--force_pic comes in through the `force_pic` attribute: the cpp fragment
+        # does not show it to Starlark in this Bazel.)
+        use_pic = ctx.attr.force_pic or ctx.var["COMPILATION_MODE"] != "opt",
     )
     command_line = cc_common.get_memory_inefficient_command_line(
         feature_configuration = features,
@@ -95,6 +98,7 @@ precompiled_header = rule(
         "src": attr.label(allow_single_file = [".h"], mandatory = True),
         "out": attr.string(mandatory = True),
         "deps": attr.label_list(providers = [CcInfo]),
+        "force_pic": attr.bool(default = False),
         "_cc_toolchain": attr.label(
             default = Label("@bazel_tools//tools/cpp:current_cc_toolchain"),
         ),
