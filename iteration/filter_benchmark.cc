@@ -20,7 +20,8 @@
 // BM_Query/Sparse10/N: position += velocity where a random 10% of N have Velocity.
 // BM_Query/Exclude50/N: the same over Position+Velocity, excluding a random 50% Frozen.
 // BM_Query/{Sparse10,Exclude50}Compacted/N: the same setups, then one
-//   EntityPages::Compact() outside the timing.
+//   EntityPages::Compact() outside the timing; ...CompactedEntity: the callback also
+//   takes each match's Entity.
 // BM_Pages/{AddRemove,AddRemoveBatch,CreateFromArchetype,RandomGet,Compact,CompactReserved}/N.
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
