@@ -170,13 +170,14 @@ void EntityPages::MaterializePage(uint32_t page) {
   // Every occupied slot holds the entity of its own index; free slots' records are
   // never read.
   EntityPage* const entity_page = entity_pages_[page];
-  for (uint32_t bit = 0; bit < kEntityPageSize; ++bit) entity_page->index[bit] = base + bit;
   if (base + kEntityPageSize <= n) {
-    std::memcpy(entity_page->generation, gen + base, sizeof(entity_page->generation));
+    for (uint32_t bit = 0; bit < kEntityPageSize; ++bit) {
+      entity_page->entity[bit] = Entity(base + bit, gen[base + bit]).bits();
+    }
   } else {
     for (uint32_t bits = occupied_[page]; bits != 0; bits &= bits - 1) {
       const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
-      entity_page->generation[bit] = gen[base + bit];
+      entity_page->entity[bit] = Entity(base + bit, gen[base + bit]).bits();
     }
   }
 }
@@ -363,8 +364,7 @@ absl::StatusOr<std::byte*> EntityPages::AddSlow(uint32_t index, uint32_t generat
     slot = AllocateSlot(e.index());
     EntityPage* entity_page = EnsureEntityPage(slot >> kEntityPageShift);
     const uint32_t bit = slot & (kEntityPageSize - 1);
-    entity_page->index[bit] = e.index();
-    entity_page->generation[bit] = e.generation();
+    entity_page->entity[bit] = e.bits();
     count_[slot] = 0;
     gen_of_[e.index()] = e.generation();
     SetSlot(e.index(), slot);
@@ -426,7 +426,7 @@ void EntityPages::DeleteSlot(uint32_t slot) {
   count_[slot] = 0;
   MarkDirty(page);
   layout_changed_ = true;
-  FreeSlot(indirect_ ? entity_page->index[bit] : slot, slot);
+  FreeSlot(indirect_ ? Entity::FromBits(entity_page->entity[bit]).index() : slot, slot);
 }
 
 absl::Status EntityPages::Delete(Entity e) {

@@ -304,8 +304,7 @@ class EntityPages {
       const size_t index = page * kEntityPageSize + i;
       return Entity(static_cast<uint32_t>(index), gen_of_[index]);
     }
-    const EntityPage* entity_page = entity_pages_[page];
-    return Entity(entity_page->index[i], entity_page->generation[i]);
+    return Entity::FromBits(entity_pages_[page]->entity[i]);
   }
   // data_page_range: pages [first, second) hold every allocated data page of `c`
   // (a superset of the pages where `c`'s mask is non-zero); the walks filter only
@@ -333,10 +332,12 @@ class EntityPages {
   // What a walk handing out Entity handles and a compaction need per slot, written
   // only in the indirect layout (MaterializePage fills them from the identity). The hot
   // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
-  // instead (count_, dirty_), so those paths do not chase the page pointer.
+  // instead (count_, dirty_), so those paths do not chase the page pointer. A slot's
+  // index and generation are one word (Entity::bits()), so moving or swapping a
+  // record touches one cache line per side, not one for each (see
+  // docs/notes/iteration.md, "Compaction").
   struct EntityPage {
-    uint32_t index[kEntityPageSize];       // entity index per slot
-    uint32_t generation[kEntityPageSize];  // entity generation per slot
+    uint64_t entity[kEntityPageSize];  // Entity::bits() of the entity per slot
   };
   struct ComponentType {
     std::string name;

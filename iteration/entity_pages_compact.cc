@@ -150,9 +150,9 @@ void EntityPages::MoveRecords(uint32_t from, uint32_t to) {
   const uint32_t to_bit = to & (kEntityPageSize - 1);
   EntityPage* dst = EnsureEntityPage(to_page);  // may grow the tables: first
   EntityPage* src = entity_pages_[from_page];
-  const uint32_t index = src->index[from_bit];
-  dst->index[to_bit] = index;
-  dst->generation[to_bit] = src->generation[from_bit];
+  const uint64_t entity = src->entity[from_bit];
+  dst->entity[to_bit] = entity;
+  const uint32_t index = Entity::FromBits(entity).index();
   count_[to] = count_[from];
   count_[from] = 0;
   occupied_[to_page] |= uint32_t{1} << to_bit;
@@ -169,11 +169,12 @@ void EntityPages::SwapRecords(uint32_t a, uint32_t b) {
   const uint32_t b_bit = b & (kEntityPageSize - 1);
   EntityPage* ea = entity_pages_[a_page];
   EntityPage* eb = entity_pages_[b_page];
-  const uint32_t index_a = ea->index[a_bit];
-  const uint32_t index_b = eb->index[b_bit];
-  ea->index[a_bit] = index_b;
-  eb->index[b_bit] = index_a;
-  std::swap(ea->generation[a_bit], eb->generation[b_bit]);
+  const uint64_t entity_a = ea->entity[a_bit];
+  const uint64_t entity_b = eb->entity[b_bit];
+  ea->entity[a_bit] = entity_b;
+  eb->entity[b_bit] = entity_a;
+  const uint32_t index_a = Entity::FromBits(entity_a).index();
+  const uint32_t index_b = Entity::FromBits(entity_b).index();
   std::swap(count_[a], count_[b]);
   slot_of_[index_b] = a;
   slot_of_[index_a] = b;
@@ -265,8 +266,7 @@ size_t EntityPages::Compact(size_t budget) {
     if (page >= page_capacity_) return;
     const uint32_t bit = slot & (kEntityPageSize - 1);
     if (const EntityPage* entity_page = entity_pages_[page]) {
-      __builtin_prefetch(&entity_page->index[bit], 1);
-      __builtin_prefetch(&entity_page->generation[bit], 1);
+      __builtin_prefetch(&entity_page->entity[bit], 1);
     }
     __builtin_prefetch(&count_[slot], 1);
   };

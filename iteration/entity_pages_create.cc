@@ -156,8 +156,7 @@ absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
       // The slot table is read again only for runs not at their own slots.
       const uint32_t bit =
           (run.own_slots ? e.index() : SlotOfIndex(e.index())) & (kEntityPageSize - 1);
-      entity_page->index[bit] = e.index();
-      entity_page->generation[bit] = e.generation();
+      entity_page->entity[bit] = e.bits();
       count_[size_t{page} * kEntityPageSize + bit] = num_components;
       bits[k] = static_cast<uint8_t>(bit);
       run_flags |= uint32_t{1} << bit;

@@ -20,7 +20,8 @@
 // BM_Query/Sparse10/N: position += velocity where a random 10% of N have Velocity.
 // BM_Query/Exclude50/N: the same over Position+Velocity, excluding a random 50% Frozen.
 // BM_Query/{Sparse10,Exclude50}Compacted/N: the same setups, then one
-//   EntityPages::Compact() outside the timing.
+//   EntityPages::Compact() outside the timing; ...CompactedEntity: the callback also
+//   takes each match's Entity.
 // BM_Pages/{AddRemove,AddRemoveBatch,CreateFromArchetype,RandomGet,Compact,CompactReserved}/N.
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
@@ -263,8 +264,11 @@ size_t FillQueryWorld(MovingWorld& world, bool exclude50) {
   return matches;
 }
 
-// The query cases; `compacted`: one Compact() after the setup, outside the timing.
-void BM_Query(benchmark::State& state, size_t n, bool exclude50, bool compacted) {
+// The query cases; `compacted`: one Compact() after the setup, outside the timing;
+// `with_entity`: the callback also takes each match's Entity (what systems that name
+// entities do), folded into a checksum so the handle is built.
+void BM_Query(benchmark::State& state, size_t n, bool exclude50, bool compacted,
+              bool with_entity = false) {
   MovingWorld world(n);
   const size_t matches = FillQueryWorld(world, exclude50);
   if (compacted) world.pages.Compact();
@@ -276,10 +280,22 @@ void BM_Query(benchmark::State& state, size_t n, bool exclude50, bool compacted)
     return;
   }
   for (auto _ : state) {
-    ForEachMatch(
-        world.pages, filter,
-        kMove,
-        world.pos, world.vel);
+    if (with_entity) {
+      uint64_t checksum = 0;
+      ForEachMatch(
+          world.pages, filter,
+          [&checksum](Entity e, Position& p, const Velocity& v) {
+            checksum += e.bits();
+            kMove(p, v);
+          },
+          world.pos, world.vel);
+      benchmark::DoNotOptimize(checksum);
+    } else {
+      ForEachMatch(
+          world.pages, filter,
+          kMove,
+          world.pos, world.vel);
+    }
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(matches));
@@ -296,6 +312,12 @@ void BM_QuerySparse10Compacted(benchmark::State& state, size_t n) {
 }
 void BM_QueryExclude50Compacted(benchmark::State& state, size_t n) {
   BM_Query(state, n, true, true);
+}
+void BM_QuerySparse10CompactedEntity(benchmark::State& state, size_t n) {
+  BM_Query(state, n, false, true, /*with_entity=*/true);
+}
+void BM_QueryExclude50CompactedEntity(benchmark::State& state, size_t n) {
+  BM_Query(state, n, true, true, /*with_entity=*/true);
 }
 
 // BM_Pages/Compact/N: the Sparse10 setup compacted from scratch (a fresh store each
@@ -567,6 +589,8 @@ void RegisterAll() {
     reg("BM_Query/Exclude50", BM_QueryExclude50);
     reg("BM_Query/Sparse10Compacted", BM_QuerySparse10Compacted);
     reg("BM_Query/Exclude50Compacted", BM_QueryExclude50Compacted);
+    reg("BM_Query/Sparse10CompactedEntity", BM_QuerySparse10CompactedEntity);
+    reg("BM_Query/Exclude50CompactedEntity", BM_QueryExclude50CompactedEntity);
     reg("BM_Pages/Compact", BM_PagesCompact);
     reg("BM_Pages/CompactReserved", BM_PagesCompactReserved);
     reg("BM_Pages/AddRemove", BM_PagesAddRemove);
