@@ -22,6 +22,22 @@ namespace {
 // kAnySize: SwapColumn's size parameter for a size known only at run time.
 constexpr size_t kAnySize = ~size_t{0};
 
+// How many pairs ahead the swap loops prefetch: a pair takes a few ns once its lines
+// are in, a miss a hundred or more.
+constexpr size_t kSwapPrefetchAhead = 24;
+
+// Prefetches, for writing, the elements of both slots of `pair` whose data pages
+// exist (their data-page pointers are in L2). kLocality as __builtin_prefetch's.
+template <int kLocality>
+inline void PrefetchPairElements(std::byte* const* data, const uint32_t* pair, size_t size) {
+  for (int side = 0; side < 2; ++side) {
+    const uint32_t slot = pair[side];
+    if (const std::byte* page = data[slot >> kEntityPageShift]) {
+      __builtin_prefetch(page + size_t{slot & (kEntityPageSize - 1)} * size, 1, kLocality);
+    }
+  }
+}
+
 // Swaps the elements of one component type between slots pairs[2k] and pairs[2k+1]
 // for k < n, in order, with their mask bits: both present, a swap; one present, a
 // copy to the other side (whose data page `ensure(page)` allocates if missing); none,
@@ -30,17 +46,9 @@ template <size_t kSize, typename Ensure>
 void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
                 const uint32_t* pairs, size_t n, Ensure&& ensure) {
   const size_t size = kSize == kAnySize ? runtime_size : kSize;
-  // The element lines of the pair kAhead ahead (their data-page pointers are in L2):
-  // a pair takes a few ns once its lines are in, a miss a hundred or more.
-  constexpr size_t kAhead = 24;
   for (size_t k = 0; k < n; ++k) {
-    if (size != 0 && k + kAhead < n) {
-      for (int side = 0; side < 2; ++side) {
-        const uint32_t slot = pairs[2 * (k + kAhead) + side];
-        if (const std::byte* page = data[slot >> kEntityPageShift]) {
-          __builtin_prefetch(page + size_t{slot & (kEntityPageSize - 1)} * size, 1);
-        }
-      }
+    if (size != 0 && k + kSwapPrefetchAhead < n) {
+      PrefetchPairElements<3>(data, &pairs[2 * (k + kSwapPrefetchAhead)], size);
     }
     const uint32_t a = pairs[2 * k];
     const uint32_t b = pairs[2 * k + 1];
@@ -98,15 +106,9 @@ void SwapKnownColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
   // As in SwapColumn, but into L2 only (prefetcht1): the loop is bound by the misses
   // in flight, and a prefetch into L1 holds one of its few miss buffers until the
   // line arrives (A/B: 0.92x the time of prefetcht0 at the same distance).
-  constexpr size_t kAhead = 24;
   for (size_t k = 0; k < n; ++k) {
-    if (size != 0 && k + kAhead < n) {
-      for (int side = 0; side < 2; ++side) {
-        const uint32_t slot = pairs[2 * (k + kAhead) + side];
-        if (const std::byte* page = data[slot >> kEntityPageShift]) {
-          __builtin_prefetch(page + size_t{slot & (kEntityPageSize - 1)} * size, 1, 2);
-        }
-      }
+    if (size != 0 && k + kSwapPrefetchAhead < n) {
+      PrefetchPairElements<2>(data, &pairs[2 * (k + kSwapPrefetchAhead)], size);
     }
     // The side that has the type is `from`; with both, either.
     const uint32_t from = has_a ? pairs[2 * k] : pairs[2 * k + 1];
