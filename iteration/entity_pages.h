@@ -506,6 +506,10 @@ class EntityPages {
   void DeleteSlot(uint32_t slot);
   // Compaction (entity_pages_compact.cc).
   std::vector<const uint32_t*> TypeMasks() const;
+  // ResetTrades: no trade left of the pass. ResetPlan: no planned move left, the
+  // layout counted as planned; false if the store is empty (nothing to plan).
+  void ResetTrades();
+  bool ResetPlan();
   bool PlanTrades();
   // The cursor's next slots of its set, up to `max` (fewer: the range is exhausted).
   size_t TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks, uint32_t* out,

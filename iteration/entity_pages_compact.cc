@@ -240,10 +240,7 @@ size_t EntityPages::Compact(size_t budget) {
   if (compaction_in_progress() && !indirect_) {
     // The store emptied since the pass began (back to the identity): nothing of the
     // pass is left to do.
-    trades_.clear();
-    trade_cursor_ = 0;
-    parked_stage_ = 0;
-    moves_pending_ = false;
+    ResetTrades();
   }
   if (!compaction_in_progress()) {
     if (!layout_changed_) return 0;  // compact since the last pass: nothing to plan
@@ -386,9 +383,7 @@ size_t EntityPages::Compact(size_t budget) {
   // 3. The moves left, planned once the trades are done (they read the masks).
   if (trade_cursor_ >= trades_.size() && parked_stage_ == 0 && moves_pending_ &&
       moves < budget) {
-    moves_pending_ = false;
-    trades_.clear();
-    trade_cursor_ = 0;
+    ResetTrades();  // the trades are done: what is left is the plan below
     MaterializeAll();  // the plan reads the records
     PlanCompaction();
   }

@@ -208,16 +208,24 @@ std::vector<const uint32_t*> EntityPages::TypeMasks() const {
   return masks;
 }
 
-bool EntityPages::PlanTrades() {
+void EntityPages::ResetTrades() {
   trades_.clear();
   trade_cursor_ = 0;
   trade_sets_.clear();
   parked_stage_ = 0;
   moves_pending_ = false;
+}
+
+bool EntityPages::ResetPlan() {
   plan_.clear();
   plan_cursor_ = 0;
   layout_changed_ = false;
-  if (num_entities_ == 0) return false;
+  return num_entities_ != 0;
+}
+
+bool EntityPages::PlanTrades() {
+  ResetTrades();
+  if (!ResetPlan()) return false;
   Survey survey;
   SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
   plan_end_ = survey.end;
@@ -383,10 +391,7 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
 }
 
 bool EntityPages::PlanCompaction() {
-  plan_.clear();
-  plan_cursor_ = 0;
-  layout_changed_ = false;
-  if (num_entities_ == 0) return false;
+  if (!ResetPlan()) return false;
   Survey survey;
   SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
   plan_end_ = survey.end;
