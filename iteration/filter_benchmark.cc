@@ -27,9 +27,11 @@
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
 // BM_Floor/{Sparse10,Exclude50}Packed/N: the query's work on plain arrays holding only
 //   the matches, the floor of the compacted queries.
+// BM_Floor/CompactFlat/N: Compact's Sparse10 swaps on plain arrays by slot, found by
+//   two cursors over a presence bitmap: the floor of BM_Pages/Compact.
 // The BM_Floor cases are in filter_benchmark_floors.cc; this file registers them all.
 //
-// Counters are ns per slot / match / entity / pair / access, computed from the
+// Counters are ns per slot / match / entity / pair / access / move, computed from the
 // measured time.
 #include "iteration/filter_benchmark.h"
 
@@ -432,6 +434,7 @@ void RegisterAll() {
     reg("BM_Floor/Exclude50Packed", BM_FloorExclude50Packed);
     reg("BM_Floor/RandomGetFlat", BM_FloorRandomGet);
     reg("BM_Floor/AddRemoveFlat", BM_FloorAddRemove);
+    reg("BM_Floor/CompactFlat", BM_FloorCompactFlat);
   }
 }
 

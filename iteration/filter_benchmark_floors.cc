@@ -7,8 +7,10 @@
 // advance. Nothing that keeps components at their entity's index can touch less
 // memory, so these bound what BM_Query and RandomGet can reach here.
 // *Packed floors: plain arrays holding only the matches, as an archetype table does.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -142,6 +144,176 @@ void BM_FloorRandomGet(benchmark::State& state, size_t n) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
   state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+}
+
+namespace {
+
+// BM_Floor/CompactFlat/N: BM_Pages/Compact's unavoidable work on plain arrays: what an
+// archetype-style flat layout does to reach the same end state from the same Sparse10
+// world (the same entities have Velocity), entities without Velocity in slots
+// [0, N - V), those with it in [N - V, N), the store's order (its sets in signature
+// order, {Position} first; the store rounds the boundary up to a page, so its moved
+// count may differ from this one by a few tens).
+// Layout, by slot, allocated once outside the timing: Position[N], Velocity[N], a
+// Velocity presence bit per slot (uint32_t words), the entity record per slot
+// (Entity::bits()), and the slot of each entity index (uint32_t).
+// Timed: two cursors scan the presence words in slot order, one for Velocity entities
+// below the boundary, one for entities without Velocity at or above it; each pair
+// found swaps its Position, its records and its presence bits, moves the Velocity to
+// the other slot (one way, as the store does: the other entity has none), and writes
+// both entities' slot-table entries (the index read from the moved record). A pair is
+// found kCompactFlatAhead pairs before it is swapped, and its lines are prefetched then
+// (the records' slot-table entries half as far ahead, once the records are in), as a
+// tuned loop on plain arrays would.
+// Left out, all of which Compact pays: planning (grouping slots by component set,
+// ranges for any number of sets, trades across many pairs of sets), the slot table's
+// and records' allocation and first writes, masks per type and data pages, releasing
+// emptied pages, budgets. Each iteration rebuilds the arrays outside the timing, as
+// BM_Pages/Compact builds a fresh store; `moved` counts two per swap, as Compact does.
+constexpr size_t kCompactFlatAhead = 16;  // a power of two: the ring's size
+
+// Slots in [begin, end) whose presence bit is `want`, ascending.
+class PresenceCursor {
+ public:
+  PresenceCursor(const uint32_t* words, uint32_t begin, uint32_t end, bool want)
+      : words_(words), flip_(want ? 0 : ~uint32_t{0}), end_(end), word_(begin >> 5) {
+    bits_ = begin < end ? (words_[word_] ^ flip_) & (~uint32_t{0} << (begin & 31)) : 0;
+    last_word_ = begin < end ? (end - 1) >> 5 : word_;
+  }
+
+  // Next: the next such slot, or false when there is none left.
+  bool Next(uint32_t& slot) {
+    while (bits_ == 0) {
+      if (word_ >= last_word_) return false;
+      bits_ = words_[++word_] ^ flip_;
+    }
+    slot = (word_ << 5) | static_cast<uint32_t>(std::countr_zero(bits_));
+    bits_ &= bits_ - 1;
+    return slot < end_;
+  }
+
+ private:
+  const uint32_t* words_;
+  uint32_t flip_, end_, word_, last_word_, bits_;
+};
+
+struct FlatCompactWorld {
+  std::vector<Position> positions;
+  std::vector<Velocity> velocities;
+  std::vector<uint32_t> has_velocity;  // bit slot % 32 of word slot / 32
+  std::vector<uint64_t> records;       // by slot: Entity::bits()
+  std::vector<uint32_t> slot_of;       // by entity index
+};
+
+// Swaps the entities of slots a (with Velocity) and b (without), as described above.
+inline void SwapFlat(FlatCompactWorld& w, uint32_t a, uint32_t b) {
+  std::swap(w.positions[a], w.positions[b]);
+  w.velocities[b] = w.velocities[a];
+  w.has_velocity[a >> 5] ^= uint32_t{1} << (a & 31);
+  w.has_velocity[b >> 5] ^= uint32_t{1} << (b & 31);
+  const uint64_t record_a = w.records[a];
+  const uint64_t record_b = w.records[b];
+  w.records[a] = record_b;
+  w.records[b] = record_a;
+  w.slot_of[Entity::FromBits(record_a).index()] = b;
+  w.slot_of[Entity::FromBits(record_b).index()] = a;
+}
+
+// Compacts `w` (entities without Velocity below `boundary`, with it from there) and
+// returns the number of entities moved.
+size_t CompactFlat(FlatCompactWorld& w, uint32_t boundary, uint32_t n) {
+  PresenceCursor with(w.has_velocity.data(), 0, boundary, /*want=*/true);
+  PresenceCursor without(w.has_velocity.data(), boundary, n, /*want=*/false);
+  uint32_t ring[kCompactFlatAhead][2];
+  size_t found = 0, swapped = 0;
+  auto find = [&] {
+    uint32_t a, b;
+    if (!with.Next(a) || !without.Next(b)) return false;
+    ring[found % kCompactFlatAhead][0] = a;
+    ring[found % kCompactFlatAhead][1] = b;
+    ++found;
+    for (uint32_t slot : {a, b}) {
+      __builtin_prefetch(&w.positions[slot], 1);
+      __builtin_prefetch(&w.velocities[slot], 1);
+      __builtin_prefetch(&w.records[slot], 1);
+    }
+    return true;
+  };
+  while (found < kCompactFlatAhead && find()) {
+  }
+  while (swapped < found) {
+    if (swapped + kCompactFlatAhead / 2 < found) {
+      const uint32_t* next = ring[(swapped + kCompactFlatAhead / 2) % kCompactFlatAhead];
+      for (int side = 0; side < 2; ++side) {
+        __builtin_prefetch(&w.slot_of[Entity::FromBits(w.records[next[side]]).index()], 1);
+      }
+    }
+    const uint32_t* pair = ring[swapped % kCompactFlatAhead];
+    SwapFlat(w, pair[0], pair[1]);
+    ++swapped;
+    find();
+  }
+  return 2 * swapped;
+}
+
+}  // namespace
+
+void BM_FloorCompactFlat(benchmark::State& state, size_t n) {
+  // The Sparse10 world itself, so the same entities have Velocity.
+  std::vector<Entity> entities;
+  std::vector<uint32_t> initial_presence((n + 31) / 32, 0);
+  uint32_t with_velocity = 0;
+  {
+    MovingWorld world(n);
+    FillQueryWorld(world, /*exclude50=*/false);
+    entities = world.entities;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (world.pages.TryGet(entities[i], world.vel) != nullptr) {
+        initial_presence[i >> 5] |= uint32_t{1} << (i & 31);
+        ++with_velocity;
+      }
+    }
+  }
+  const uint32_t slots = static_cast<uint32_t>(n);
+  const uint32_t boundary = slots - with_velocity;
+  FlatCompactWorld w;
+  w.positions.resize(n);
+  w.velocities.resize(n);
+  w.records.resize(n);
+  w.slot_of.resize(n);
+  size_t moved = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    // Slot i holds entities[i]; an element's x is its entity's index, so the check
+    // below can tell where each one went.
+    w.has_velocity = initial_presence;
+    for (uint32_t i = 0; i < slots; ++i) {
+      const float x = static_cast<float>(entities[i].index());
+      w.positions[i] = Position{x, 0, 0};
+      w.velocities[i] = Velocity{x, 2, 3};
+      w.records[i] = entities[i].bits();
+      w.slot_of[entities[i].index()] = i;
+    }
+    state.ResumeTiming();
+    moved = CompactFlat(w, boundary, slots);
+    benchmark::DoNotOptimize(moved);
+    benchmark::ClobberMemory();
+  }
+  // The last iteration's end state: every entity in its set's slots, its elements and
+  // its slot-table entry with it.
+  for (uint32_t slot = 0; slot < slots; ++slot) {
+    const Entity e = Entity::FromBits(w.records[slot]);
+    const bool has = (w.has_velocity[slot >> 5] >> (slot & 31)) & 1;
+    const float x = static_cast<float>(e.index());
+    if (has != (slot >= boundary) || w.slot_of[e.index()] != slot || w.positions[slot].x != x ||
+        (has && w.velocities[slot].x != x)) {
+      state.SkipWithError("CompactFlat left a wrong state");
+      return;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(moved));
+  state.counters["ns_per_move"] = NsPer(static_cast<double>(moved));
+  state.counters["moved"] = static_cast<double>(moved);
 }
 
 }  // namespace strata::filter_benchmark
