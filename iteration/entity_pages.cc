@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <numeric>
 #include <type_traits>
 #include <utility>
 
@@ -127,68 +128,33 @@ void EntityPages::GrowSlotTable(size_t entities) {
   gen_of_.resize(size, Entity::kInvalidGeneration);
   gen_size_ = size;
   if (indirect_) {
-    slot_of_.resize(size, kNoSlot);
+    GrowIdentityTable(slot_of_, size);
   } else if (reserve_slot_table_) {
-    slot_reserve_.resize(size, kNoSlot);  // written: touched now, not in Compact
+    GrowIdentityTable(slot_reserve_, size);  // written: touched now, not in Compact
   }
 }
 
 void EntityPages::MakeIndirect() {
   if (indirect_) return;
-  // Nothing is written here: a Compact that moves a tenth of a million entities
-  // spent a fifth of its time writing the whole table and every record first, a
-  // pass over memory the moves then read again. The pages are written as the moves
-  // reach them (MaterializePage), the rest at the end of the call (MaterializeAll).
+  // Every entity in the store is at its own slot, and the entity pages' records are
+  // written when an entity takes a slot, so the table starts as the identity: one
+  // sequential write (the slots of indices not in the store are never read: the
+  // generation table says who is in it). ReserveForCompaction's table already is.
   if (slot_reserve_.size() >= gen_of_.size()) {
-    slot_of_.swap(slot_reserve_);  // ReserveForCompaction's memory, already touched
+    slot_of_.swap(slot_reserve_);
     slot_reserve_ = LargeVector<uint32_t>();
-  }
-  slot_of_.resize(gen_of_.size());  // unwritten (LargeVector)
-  const size_t pages = std::max(page_capacity_, (gen_of_.size() + kEntityPageSize - 1) >>
-                                                    kEntityPageShift);
-  identity_pages_.assign((pages + 63) / 64, 0);
-  for (size_t page = 0; page < pages; ++page) {
-    identity_pages_[page >> 6] |= uint64_t{1} << (page & 63);
+  } else {
+    GrowIdentityTable(slot_of_, gen_of_.size());
   }
   indirect_ = true;
 }
 
-void EntityPages::MaterializePage(uint32_t page) {
-  identity_pages_[page >> 6] &= ~(uint64_t{1} << (page & 63));
-  // Straight loops without a branch per element (the compiler vectorises them).
-  const uint32_t base = page * kEntityPageSize;
-  const uint32_t* const gen = gen_of_.data();
-  const size_t n = gen_of_.size();
-  if (base < n) {
-    const uint32_t end = static_cast<uint32_t>(std::min<size_t>(n, base + kEntityPageSize));
-    uint32_t* const slot = slot_of_.data();
-    for (uint32_t i = base; i < end; ++i) {
-      slot[i] = gen[i] != Entity::kInvalidGeneration ? i : kNoSlot;
-    }
-  }
-  if (page >= page_capacity_ || occupied_[page] == 0) return;
-  // Every occupied slot holds the entity of its own index; free slots' records are
-  // never read.
-  EntityPage* const entity_page = entity_pages_[page];
-  if (base + kEntityPageSize <= n) {
-    for (uint32_t bit = 0; bit < kEntityPageSize; ++bit) {
-      entity_page->entity[bit] = Entity(base + bit, gen[base + bit]).bits();
-    }
-  } else {
-    for (uint32_t bits = occupied_[page]; bits != 0; bits &= bits - 1) {
-      const uint32_t bit = static_cast<uint32_t>(absl::countr_zero(bits));
-      entity_page->entity[bit] = Entity(base + bit, gen[base + bit]).bits();
-    }
-  }
-}
-
-void EntityPages::MaterializeAll() {
-  for (size_t word = 0; word < identity_pages_.size(); ++word) {
-    for (uint64_t bits = identity_pages_[word]; bits != 0; bits &= bits - 1) {
-      MaterializePage(static_cast<uint32_t>(word * 64 + absl::countr_zero(bits)));
-    }
-  }
-  identity_pages_ = std::vector<uint64_t>();
+void EntityPages::GrowIdentityTable(LargeVector<uint32_t>& table, size_t size) {
+  const size_t old_size = table.size();
+  if (size <= old_size) return;
+  table.resize(size);  // unwritten (LargeVector): written once, below
+  std::iota(table.begin() + static_cast<std::ptrdiff_t>(old_size), table.end(),
+            static_cast<uint32_t>(old_size));
 }
 
 EntityPages::EntityPage* EntityPages::EnsureEntityPage(uint32_t page) {
@@ -327,8 +293,7 @@ void EntityPages::PushFreeSlot(uint32_t slot) {
 
 void EntityPages::FreeSlot(uint32_t index, uint32_t slot) {
   occupied_[slot >> kEntityPageShift] &= ~(uint32_t{1} << (slot & (kEntityPageSize - 1)));
-  gen_of_[index] = Entity::kInvalidGeneration;
-  SetSlot(index, kNoSlot);
+  gen_of_[index] = Entity::kInvalidGeneration;  // the slot table's entry is stale now
   --num_entities_;
   // A slot at its own index is found again by the next entity of that index; only
   // the others need listing for entities whose own slot is taken.
@@ -484,7 +449,11 @@ size_t EntityPages::ReleaseEmptyPages() {
     // progress has nothing left to move).
     plan_ = std::vector<PlannedMove>();
     plan_cursor_ = 0;
-    if (reserve_slot_table_ && slot_reserve_.empty()) slot_of_.swap(slot_reserve_);
+    if (reserve_slot_table_ && slot_reserve_.empty()) {
+      // Back to the identity, which the next MakeIndirect takes as it is.
+      std::iota(slot_of_.begin(), slot_of_.end(), uint32_t{0});
+      slot_of_.swap(slot_reserve_);
+    }
     slot_of_ = LargeVector<uint32_t>();
     indirect_ = false;
   }

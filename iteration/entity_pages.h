@@ -330,7 +330,7 @@ class EntityPages {
 
  private:
   // What a walk handing out Entity handles and a compaction need per slot, written
-  // only in the indirect layout (MaterializePage fills them from the identity). The hot
+  // when an entity takes the slot (read by the walks only after a compaction). The hot
   // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
   // instead (count_, dirty_), so those paths do not chase the page pointer. A slot's
   // index and generation are one word (Entity::bits()), so moving or swapping a
@@ -478,17 +478,10 @@ class EntityPages {
   // `run_flags`) every component of `archetype` with its initial value.
   void WriteArchetypeRun(uint32_t page, const Archetype& archetype, uint32_t run_flags,
                          const uint8_t* bits, size_t n);
-  // Switches to the slot table (slot_of_). Its entries and the entity pages' index
-  // and generation records are the identity, written a page at a time: a page is
-  // written by MaterializePage before a compaction changes it (or reads its records),
-  // and every page by the end of the Compact call (MaterializeAll).
+  // Switches to the slot table (slot_of_), which starts as the identity.
   void MakeIndirect();
-  void MaterializePage(uint32_t page);
-  void MaterializeAll();
-  bool IsIdentityPage(uint32_t page) const {
-    return page < identity_pages_.size() * 64 &&
-           ((identity_pages_[page >> 6] >> (page & 63)) & 1u) != 0;
-  }
+  // Grows `table` to `size` entries, entry i = i for the new ones.
+  static void GrowIdentityTable(LargeVector<uint32_t>& table, size_t size);
   void ShrinkDataPageRanges();
   void GrowTo(size_t page);
   void GrowSlotTable(size_t entities);
@@ -549,9 +542,10 @@ class EntityPages {
                                                  &chunk_pool_};
   std::vector<uint32_t> dirty_pages_;
   // The slot layer. gen_of_: entity index -> generation of the entity in the store,
-  // Entity::kInvalidGeneration if none. slot_of_: entity index -> slot (kNoSlot = not
-  // in the store), used only when indirect_ (after a compaction moved something);
-  // before, every entity sits at the slot equal to its index and slot_of_ is empty.
+  // Entity::kInvalidGeneration if none. slot_of_: entity index -> slot, used only when
+  // indirect_ (after a compaction moved something); before, every entity sits at the
+  // slot equal to its index and slot_of_ is empty. The entry of an index not in the
+  // store is stale: gen_of_ decides who is in the store, then slot_of_ where.
   // NOTE: the per-index and per-slot tables are huge-page backed at scale: a random
   // lookup at 1M entities then misses the cache but not the TLB.
   LargeVector<uint32_t> gen_of_;
@@ -560,9 +554,6 @@ class EntityPages {
   // which their uint32_t mask stores cannot alias, so a loop keeps it in a register.
   size_t gen_size_ = 0;
   bool indirect_ = false;
-  // During the Compact call that switched to the slot table: a bit per page (of the
-  // slots, and of the indices' part of slot_of_) not written yet (MakeIndirect).
-  std::vector<uint64_t> identity_pages_;
   // Slots freed away from their own index (after a compaction), for entities whose own
   // slot is taken; in_free_list_ (a bit per slot) keeps each slot listed once. Entries
   // are checked when popped (the slot may have been taken since).
@@ -587,8 +578,9 @@ class EntityPages {
   size_t plan_cursor_ = 0;
   uint32_t plan_end_ = 0;
   bool layout_changed_ = false;
-  // ReserveForCompaction: the slot table's memory, written, for gen_of_.size() indices
-  // at least, until a compaction takes it as slot_of_ (and back when the store empties).
+  // ReserveForCompaction: the slot table, written as the identity, for gen_of_.size()
+  // indices at least, until a compaction takes it as slot_of_ (and back when the store
+  // empties).
   bool reserve_slot_table_ = false;
   LargeVector<uint32_t> slot_reserve_;
   size_t allocated_data_pages_ = 0;

@@ -230,7 +230,7 @@ absl::Status EntityPages::ReserveForCompaction(size_t entities) {
   if (slot_reserve_.size() < size) {
     // Written, not only allocated: the kernel gives memory pages (and zeroes them) on
     // the first write, which is the cost this moves out of Compact.
-    slot_reserve_.resize(size, kNoSlot);
+    GrowIdentityTable(slot_reserve_, size);
   }
   return absl::OkStatus();
 }
@@ -285,11 +285,6 @@ size_t EntityPages::Compact(size_t budget) {
     return page < page_capacity_ &&
            ((occupied_[page] >> (slot & (kEntityPageSize - 1))) & 1u) != 0;
   };
-  // The first pass writes the slot table and records of a page when it first
-  // changes it (see MakeIndirect).
-  auto materialize = [&](uint32_t slot) {
-    if (IsIdentityPage(slot >> kEntityPageShift)) MaterializePage(slot >> kEntityPageShift);
-  };
   size_t moves = 0;
 
   // 1. A trade the budget cut in two: the parked entity comes back.
@@ -341,8 +336,6 @@ size_t EntityPages::Compact(size_t budget) {
       const uint32_t x = pairs[0];
       const uint32_t y = pairs[1];
       const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
-      materialize(y);
-      materialize(free_slot);
       MoveRecords(y, free_slot);
       pairs[0] = y;
       pairs[1] = free_slot;
@@ -358,8 +351,6 @@ size_t EntityPages::Compact(size_t budget) {
           prefetch_records(pairs[2 * (k + kAhead)]);
           prefetch_records(pairs[2 * (k + kAhead) + 1]);
         }
-        materialize(pairs[2 * k]);
-        materialize(pairs[2 * k + 1]);
         SwapRecords(pairs[2 * k], pairs[2 * k + 1]);
       }
       // Every first slot holds trade.a's set, every second trade.b's: the data swap
@@ -384,26 +375,25 @@ size_t EntityPages::Compact(size_t budget) {
   if (trade_cursor_ >= trades_.size() && parked_stage_ == 0 && moves_pending_ &&
       moves < budget) {
     ResetTrades();  // the trades are done: what is left is the plan below
-    MaterializeAll();  // the plan reads the records
     PlanCompaction();
   }
   const bool plan_runs = plan_cursor_ < plan_.size() && moves < budget &&
                          trade_cursor_ >= trades_.size() && parked_stage_ == 0;
-  if (plan_runs) MaterializeAll();  // the plan reads the slot table
   while (plan_runs && plan_cursor_ < plan_.size() && moves < budget) {
     if (plan_cursor_ + 2 * kAhead < plan_.size()) {
       __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
     }
     if (plan_cursor_ + kAhead < plan_.size()) {
       const PlannedMove& ahead = plan_[plan_cursor_ + kAhead];
+      // An entity no longer in the store has a stale entry: prefetched for nothing.
       const uint32_t from = slot_of_[ahead.index];
-      if (from != kNoSlot) prefetch_records(from);
+      if (from < page_capacity_ * kEntityPageSize) prefetch_records(from);
       prefetch_records(ahead.target);
     }
     const PlannedMove& move = plan_[plan_cursor_];
     const uint32_t slot = slot_of_[move.index];
     // Deleted or reissued since the plan, or already placed by an earlier swap.
-    if (gen_of_[move.index] != move.generation || slot == kNoSlot || slot == move.target) {
+    if (gen_of_[move.index] != move.generation || slot == move.target) {
       ++plan_cursor_;
       continue;
     }
@@ -427,7 +417,6 @@ size_t EntityPages::Compact(size_t budget) {
     }
   }
   if (num_pairs != 0) flush();
-  MaterializeAll();
   if (plan_cursor_ >= plan_.size()) {
     plan_ = std::vector<PlannedMove>();
     plan_cursor_ = 0;

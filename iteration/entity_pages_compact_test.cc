@@ -154,11 +154,17 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
       ASSERT_EQ(pages.entity_at(slot / kEntityPageSize, slot % kEntityPageSize), e);
     }
     ASSERT_EQ(pages.num_entities(), in_store);
+    std::set<uint32_t> live_indices;
+    for (Entity e : live) live_indices.insert(e.index());
     for (Entity e : dead) {
       ASSERT_FALSE(pages.Contains(e)) << e;
       ASSERT_EQ(pages.SlotOf(e), kNoSlot) << e;
       for (int t = 0; t < kTypes; ++t) {
         ASSERT_EQ(pages.TryGet(e, ids[t]), nullptr) << e;
+        // An index nobody holds now: whatever slot it had may hold another entity.
+        if (live_indices.count(e.index()) == 0) {
+          ASSERT_EQ(pages.TryGetByIndex(e.index(), ids[t]), nullptr) << e;
+        }
         ASSERT_THAT(pages.Remove(e, ids[t]), StatusIs(absl::StatusCode::kNotFound));
       }
       ASSERT_THAT(pages.Delete(e), StatusIs(absl::StatusCode::kNotFound));

@@ -243,11 +243,14 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
       valid &= manager.Alive(e) & (((occupied | run_flags) & flag) == 0);
       run_flags |= flag;
     }
+    // Valid entities' pages exist (alive implies below the limit).
+    EntityPage* const entity_page = page_exists ? entity_pages_[page] : nullptr;
     if (ABSL_PREDICT_TRUE(valid)) {
       for (size_t k = run.begin; k < run.end; ++k) {
         const Entity e = entities[k];
         count[e.index()] = num_components;
         gen_of[e.index()] = e.generation();
+        entity_page->entity[e.index() & (kEntityPageSize - 1)] = e.bits();
       }
       n = run.end - run.begin;
     } else {
@@ -267,9 +270,9 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
         failed_at = k;
         break;
       }
-      // The entity page's records are not written in the identity layout.
       count[e.index()] = num_components;
       gen_of[e.index()] = e.generation();
+      entity_page->entity[bit] = e.bits();
       run_flags |= flag;
     }
     if (run_flags != 0) {

@@ -79,7 +79,9 @@ inline const void* EntityPages::TryGet(Entity e, ComponentId c) const {
 
 inline void* EntityPages::TryGetByIndex(uint32_t entity_index, ComponentId c) const {
   if (ABSL_PREDICT_FALSE(entity_index >= gen_size_)) return nullptr;
-  // Not in the store: kNoSlot (compacted) or an own slot whose bits are clear.
+  // Not in the store: before a compaction its own slot, whose bits are clear; after
+  // one its slot-table entry is stale, so the generation table decides.
+  if (indirect_ && gen_of_[entity_index] == Entity::kInvalidGeneration) return nullptr;
   const uint32_t slot = SlotOfIndex(entity_index);
   const uint32_t page = slot >> kEntityPageShift;
   if (page >= page_capacity_) return nullptr;
