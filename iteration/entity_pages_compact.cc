@@ -100,53 +100,49 @@ void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
   }
 }
 
-// SwapColumn for pairs whose sides' presence is known (a trade: every first slot
-// holds one component set, every second another): no mask is read, and a type both
-// sides have swaps its elements without touching a mask. `has_a`/`has_b`: whether
-// the first/second slot of every pair has the type.
-template <size_t kSize, typename Ensure>
-void SwapKnownColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
-                     const uint32_t* pairs, size_t n, bool has_a, bool has_b,
-                     Ensure&& ensure) {
-  if (!has_a && !has_b) return;
-  const size_t size = kSize == kAnySize ? runtime_size : kSize;
-  // As in SwapColumn, but into L2 only (prefetcht1): the loop is bound by the misses
-  // in flight, and a prefetch into L1 holds one of its few miss buffers until the
-  // line arrives (A/B: 0.92x the time of prefetcht0 at the same distance).
-  for (size_t k = 0; k < n; ++k) {
-    if (size != 0 && k + kSwapPrefetchAhead < n) {
-      PrefetchPairElements<2>(data, &pairs[2 * (k + kSwapPrefetchAhead)], size);
-    }
-    // The side that has the type is `from`; with both, either.
-    const uint32_t from = has_a ? pairs[2 * k] : pairs[2 * k + 1];
-    const uint32_t to = has_a ? pairs[2 * k + 1] : pairs[2 * k];
-    const uint32_t from_page = from >> kEntityPageShift;
-    const uint32_t to_page = to >> kEntityPageShift;
-    if (!(has_a && has_b)) {
-      masks[from_page] ^= uint32_t{1} << (from & (kEntityPageSize - 1));
-      masks[to_page] ^= uint32_t{1} << (to & (kEntityPageSize - 1));
-    }
-    if (size == 0) continue;
-    std::byte* data_to = data[to_page];
-    if (ABSL_PREDICT_FALSE(data_to == nullptr)) data_to = ensure(to_page);
-    std::byte* pf = data[from_page] + size_t{from & (kEntityPageSize - 1)} * size;
-    std::byte* pt = data_to + size_t{to & (kEntityPageSize - 1)} * size;
-    if constexpr (kSize != kAnySize && kSize != 0) {
-      if (has_a && has_b) {
-        std::byte tmp[kSize];
-        std::memcpy(tmp, pf, kSize);
-        std::memcpy(pf, pt, kSize);
-        std::memcpy(pt, tmp, kSize);
-      } else {
-        std::memcpy(pt, pf, kSize);
-      }
-    } else {
-      if (has_a && has_b) {
-        std::swap_ranges(pf, pf + size, pt);
-      } else {
-        std::memcpy(pt, pf, size);
-      }
-    }
+// What a trade does to one type in each of its pairs (x, y): x holds the trade's first
+// set, y its second, so the type's presence on each side is known without a mask.
+struct TradeColumn {
+  uint32_t* masks;
+  std::byte** data;
+  uint32_t size;
+  bool swap;    // both sides have the type: swap the elements, masks unchanged
+  bool y_to_x;  // one side has it: y's element goes to x (else x's to y), bits flip
+  ComponentId id;
+};
+
+// How many pairs ahead SwapTradePairs prefetches a pair's lines (the slot-table
+// entries half as far: they need the records in). A fused pair takes a few ns once its
+// lines are in, a miss a hundred or more, so 16 pairs cover a miss's latency.
+constexpr size_t kTradeAhead = 16;
+
+// Prefetches, for writing, the lines of an element of `size` bytes at `p` (at most the
+// first kPrefetchBytes: the hardware prefetcher follows longer ones).
+constexpr size_t kPrefetchBytes = 256;
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchElement(const std::byte* p, size_t size) {
+  // Into L2 (prefetcht1): A/B against prefetcht0, 61-65 against 67-68 TSC ticks per
+  // pair of the fused loop (noisy: the two overlap at times).
+  if (ABSL_PREDICT_TRUE(size <= 64)) {
+    __builtin_prefetch(p, 1, 2);
+    __builtin_prefetch(p + size - 1, 1, 2);  // an element straddling a line boundary
+    return;
+  }
+  const size_t bytes = std::min(size, kPrefetchBytes);
+  for (size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(p + offset, 1, 2);
+  __builtin_prefetch(p + bytes - 1, 1, 2);
+}
+
+// Swaps the elements at `from` and `to`, or copies `from`'s to `to`.
+template <size_t kSize>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ExchangeElement(std::byte* from, std::byte* to,
+                                                         bool swap) {
+  if (swap) {
+    std::byte tmp[kSize];
+    std::memcpy(tmp, from, kSize);
+    std::memcpy(from, to, kSize);
+    std::memcpy(to, tmp, kSize);
+  } else {
+    std::memcpy(to, from, kSize);
   }
 }
 
@@ -192,8 +188,7 @@ void EntityPages::SwapRecords(uint32_t a, uint32_t b) {
   if (!dirty_[b_page]) MarkDirty(b_page);
 }
 
-void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n,
-                                    uint32_t presence) {
+void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n) {
   ComponentType& type = types_[c];
   // Nothing to do for a type without data pages in this batch's pages: its masks
   // there are zero (a set bit implies a data page).
@@ -201,19 +196,6 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
   uint32_t* const masks = type.masks.data();
   std::byte** const data = type.data.data();  // EnsureDataPage writes entries, never grows
   auto ensure = [&](uint32_t page) { return EnsureDataPage(type, page); };
-  if (presence != kPresenceFromMasks) {
-    const bool a = (presence & 1u) != 0;
-    const bool b = (presence & 2u) != 0;
-    switch (type.size) {
-      case 0: return SwapKnownColumn<0>(masks, data, 0, pairs, n, a, b, ensure);
-      case 4: return SwapKnownColumn<4>(masks, data, 4, pairs, n, a, b, ensure);
-      case 8: return SwapKnownColumn<8>(masks, data, 8, pairs, n, a, b, ensure);
-      case 12: return SwapKnownColumn<12>(masks, data, 12, pairs, n, a, b, ensure);
-      case 16: return SwapKnownColumn<16>(masks, data, 16, pairs, n, a, b, ensure);
-      default:
-        return SwapKnownColumn<kAnySize>(masks, data, type.size, pairs, n, a, b, ensure);
-    }
-  }
   switch (type.size) {
     case 0: return SwapColumn<0>(masks, data, 0, pairs, n, ensure);
     case 4: return SwapColumn<4>(masks, data, 4, pairs, n, ensure);
@@ -221,6 +203,140 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
     case 12: return SwapColumn<12>(masks, data, 12, pairs, n, ensure);
     case 16: return SwapColumn<16>(masks, data, 16, pairs, n, ensure);
     default: return SwapColumn<kAnySize>(masks, data, type.size, pairs, n, ensure);
+  }
+}
+
+void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const uint32_t* ys,
+                                 size_t n) {
+  if (n == 0) return;
+  // The types either side has, those with data first (tags only flip mask bits), and
+  // each side's component count (its set's size: the counts are written, not read).
+  std::vector<TradeColumn> column_list;
+  uint16_t count_x = 0;
+  uint16_t count_y = 0;
+  for (int with_data = 1; with_data >= 0; --with_data) {
+    for (ComponentId c = 0; c < num_types_; ++c) {
+      const bool has_x = trade_sets_[trade.a.set + c] == 0;
+      const bool has_y = trade_sets_[trade.b.set + c] == 0;
+      ComponentType& type = types_[c];
+      if ((!has_x && !has_y) || (type.size != 0) != (with_data != 0)) continue;
+      count_x += has_x;
+      count_y += has_y;
+      column_list.push_back(
+          {type.masks.data(), type.data.data(), type.size, has_x && has_y, !has_x, c});
+    }
+  }
+  // Locals, not members: the element copies store through std::byte pointers, which may
+  // alias anything, so members would be reloaded after each. No table grows during a
+  // trade (EnsureDataPage writes data-page entries only).
+  const TradeColumn* const columns = column_list.data();
+  const size_t num_columns = column_list.size();
+  size_t num_data_columns = 0;
+  while (num_data_columns < num_columns && columns[num_data_columns].size != 0) {
+    ++num_data_columns;
+  }
+  EntityPage* const* const entity_pages = entity_pages_.data();
+  uint16_t* const counts = count_.data();
+  uint32_t* const slot_of = slot_of_.data();
+  const uint8_t* const dirty = dirty_.data();
+  // Prefetching a pair's lines costs about as many instructions as swapping them, so a
+  // side whose slots are dense (consecutive pairs share lines, an ascending stream the
+  // hardware prefetcher follows) is left to the hardware.
+  const bool prefetch_x = xs[n - 1] - xs[0] >= 4 * n;
+  const bool prefetch_y = ys[n - 1] - ys[0] >= 4 * n;
+  // The lines of `slot` a pair reads: its record, its count, its elements (a missing
+  // page, the destination of a copy, has none).
+  auto prefetch_slot = [&](uint32_t slot) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    const uint32_t page = slot >> kEntityPageShift;
+    const uint32_t bit = slot & (kEntityPageSize - 1);
+    __builtin_prefetch(&entity_pages[page]->entity[bit], 1);
+    __builtin_prefetch(&counts[slot], 1);
+    for (size_t i = 0; i < num_data_columns; ++i) {
+      if (const std::byte* data = columns[i].data[page]) {
+        PrefetchElement(data + size_t{bit} * columns[i].size, columns[i].size);
+      }
+    }
+  };
+  // The slot-table entry of the entity in `slot` (its record must be in by then).
+  auto prefetch_slot_table = [&](uint32_t slot) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    const uint64_t entity =
+        entity_pages[slot >> kEntityPageShift]->entity[slot & (kEntityPageSize - 1)];
+    __builtin_prefetch(&slot_of[Entity::FromBits(entity).index()], 1);
+  };
+  constexpr size_t ahead = kTradeAhead;
+  for (size_t k = 0; k < std::min(n, ahead); ++k) {
+    if (prefetch_x) prefetch_slot(xs[k]);
+    if (prefetch_y) prefetch_slot(ys[k]);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (k + ahead < n) {
+      if (prefetch_x) prefetch_slot(xs[k + ahead]);
+      if (prefetch_y) prefetch_slot(ys[k + ahead]);
+    }
+    if (k + ahead / 2 < n) {
+      prefetch_slot_table(xs[k + ahead / 2]);
+      prefetch_slot_table(ys[k + ahead / 2]);
+    }
+    const uint32_t x = xs[k];
+    const uint32_t y = ys[k];
+    const uint32_t x_page = x >> kEntityPageShift;
+    const uint32_t y_page = y >> kEntityPageShift;
+    const uint32_t x_bit = x & (kEntityPageSize - 1);
+    const uint32_t y_bit = y & (kEntityPageSize - 1);
+    // The records (as SwapRecords): both slots stay occupied.
+    uint64_t& record_x = entity_pages[x_page]->entity[x_bit];
+    uint64_t& record_y = entity_pages[y_page]->entity[y_bit];
+    const uint64_t entity_x = record_x;
+    const uint64_t entity_y = record_y;
+    record_x = entity_y;
+    record_y = entity_x;
+    counts[x] = count_y;
+    counts[y] = count_x;
+    slot_of[Entity::FromBits(entity_y).index()] = x;
+    slot_of[Entity::FromBits(entity_x).index()] = y;
+    // Either page may lose its last entity with some component.
+    if (ABSL_PREDICT_FALSE(!dirty[x_page])) MarkDirty(x_page);
+    if (ABSL_PREDICT_FALSE(!dirty[y_page])) MarkDirty(y_page);
+    // Then every type the pair's entities have.
+    for (size_t i = 0; i < num_columns; ++i) {
+      const TradeColumn& column = columns[i];
+      const uint32_t from_page = column.y_to_x ? y_page : x_page;
+      const uint32_t to_page = column.y_to_x ? x_page : y_page;
+      const uint32_t from_bit = column.y_to_x ? y_bit : x_bit;
+      const uint32_t to_bit = column.y_to_x ? x_bit : y_bit;
+      if (!column.swap) {
+        column.masks[from_page] ^= uint32_t{1} << from_bit;
+        column.masks[to_page] ^= uint32_t{1} << to_bit;
+      }
+      const size_t size = column.size;
+      if (size == 0) continue;
+      std::byte* data_to = column.data[to_page];
+      if (ABSL_PREDICT_FALSE(data_to == nullptr)) {
+        data_to = EnsureDataPage(types_[column.id], to_page);
+      }
+      std::byte* const pf = column.data[from_page] + size_t{from_bit} * size;
+      std::byte* const pt = data_to + size_t{to_bit} * size;
+      switch (size) {
+        case 4:
+          ExchangeElement<4>(pf, pt, column.swap);
+          break;
+        case 8:
+          ExchangeElement<8>(pf, pt, column.swap);
+          break;
+        case 12:
+          ExchangeElement<12>(pf, pt, column.swap);
+          break;
+        case 16:
+          ExchangeElement<16>(pf, pt, column.swap);
+          break;
+        default:
+          if (column.swap) {
+            std::swap_ranges(pf, pf + size, pt);
+          } else {
+            std::memcpy(pt, pf, size);
+          }
+      }
+    }
   }
 }
 
@@ -333,15 +449,11 @@ size_t EntityPages::Compact(size_t budget) {
     const size_t got = TakeOfSet(trade.a, masks.data(), xs, take);
     const size_t n = got == 0 ? 0 : TakeOfSet(trade.b, masks.data(), ys, got);
     const bool done = n < take;
-    for (size_t k = 0; k < n; ++k) {
-      pairs[2 * k] = xs[k];
-      pairs[2 * k + 1] = ys[k];
-    }
     if (want == 0 && n == 1) {
       // One move left: park the second entity past the ranges; the first takes its
       // slot and the parked one the first's on the next call.
-      const uint32_t x = pairs[0];
-      const uint32_t y = pairs[1];
+      const uint32_t x = xs[0];
+      const uint32_t y = ys[0];
       const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
       MoveRecords(y, free_slot);
       pairs[0] = y;
@@ -353,20 +465,7 @@ size_t EntityPages::Compact(size_t budget) {
       parked_[2] = free_slot;
       parked_stage_ = 1;
     } else {
-      for (size_t k = 0; k < n; ++k) {
-        if (k + kAhead < n) {
-          prefetch_records(pairs[2 * (k + kAhead)]);
-          prefetch_records(pairs[2 * (k + kAhead) + 1]);
-        }
-        SwapRecords(pairs[2 * k], pairs[2 * k + 1]);
-      }
-      // Every first slot holds trade.a's set, every second trade.b's: the data swap
-      // knows each side's types without reading the masks.
-      for (ComponentId c = 0; c < num_types_; ++c) {
-        const uint32_t presence = (trade_sets_[trade.a.set + c] == 0 ? 1u : 0u) |
-                                  (trade_sets_[trade.b.set + c] == 0 ? 2u : 0u);
-        SwapComponentData(c, pairs, n, presence);
-      }
+      SwapTradePairs(trade, xs, ys, n);
       moves += 2 * n;
     }
     if (done) {
