@@ -5,8 +5,10 @@
 // A pass runs its trades first: pairs of entities that swap places (an entity of set
 // s in r's range with one of r in s's range), found by cursors over the masks; then
 // the moves planned for the other outsiders: into a free hole, a move; into a hole
-// held by another entity, a swap. Both run in batches: the slot records of a batch
-// first, then each component type's masks and data.
+// held by another entity, a swap. A trade's swaps run fused, one whole swap (records,
+// then every type its two entities have) after another, the lines of the swaps ahead
+// prefetched (SwapTradePairs); the planned moves run in batches, the slot records of
+// a batch first, then each component type's masks and data (SwapComponentData).
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -370,13 +372,14 @@ size_t EntityPages::Compact(size_t budget) {
     if (!PlanTrades()) return 0;
     MakeIndirect();  // the moves need the slot table from here on
   }
-  // The moves run in batches of kBatch slot pairs, in two phases. First the pairs are
-  // decided and the slot records moved (entity pages, counts, occupancy, slot table),
-  // in order, which is what later moves of the batch read. Then, one component type
-  // at a time, its masks and data are swapped pair by pair in the same order (a move
-  // is a swap with an empty slot). Every phase walks one kind of memory in ascending
-  // slot order, which the prefetchers follow, instead of a dozen lines of different
-  // arrays per move.
+  // The moves run in batches of kBatch slot pairs. A trade's batch (the pairs its
+  // cursors find) runs fused, each swap whole before the next (SwapTradePairs); the
+  // batch is its prefetch window, restarted per batch. The planned moves (and a
+  // parked entity's) run in two phases: first the pairs are decided and the slot
+  // records moved (entity pages, counts, occupancy, slot table), in order, which is
+  // what later moves of the batch read; then, one component type at a time, its masks
+  // and data are swapped pair by pair in the same order (a move is a swap with an
+  // empty slot).
   constexpr size_t kBatch = 512;
   // The moves' slots are scattered over a store larger than the caches, and each
   // move's records are a chain of dependent loads (slot, page pointer, records):
@@ -429,7 +432,7 @@ size_t EntityPages::Compact(size_t budget) {
   }
 
   // 2. Trades, a batch of swaps at a time: the cursors find the pairs (the cached
-  // page matches are of this call only), then the records, then the data.
+  // page matches are of this call only), then SwapTradePairs swaps them.
   if (trade_cursor_ < trades_.size()) {
     trades_[trade_cursor_].a.page = trades_[trade_cursor_].b.page = kNoSlot;
     trades_[trade_cursor_].a.bits = trades_[trade_cursor_].b.bits = 0;
