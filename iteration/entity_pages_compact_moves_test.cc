@@ -405,8 +405,12 @@ TEST(EntityPagesCompactMoves, TradesCarryLargeComponentsAndTags) {
     };
     for (uint32_t i = 0; i < kEntities; ++i) {
       ASSERT_THAT(pages.Add(entities[i], small, i), IsOk());
-      if (sets[i] & 1) ASSERT_THAT(pages.Add(entities[i], large, large_value(i)), IsOk());
-      if (sets[i] & 2) ASSERT_THAT(pages.Add(entities[i], tag, Frozen{}), IsOk());
+      if (sets[i] & 1) {
+        ASSERT_THAT(pages.Add(entities[i], large, large_value(i)), IsOk());
+      }
+      if (sets[i] & 2) {
+        ASSERT_THAT(pages.Add(entities[i], tag, Frozen{}), IsOk());
+      }
     }
     auto expect_all = [&] {
       for (uint32_t i = 0; i < kEntities; ++i) {
@@ -422,7 +426,9 @@ TEST(EntityPagesCompactMoves, TradesCarryLargeComponentsAndTags) {
     size_t calls = 0;
     while (pages.Compact(budget) != 0) {
       ASSERT_LT(++calls, 10000u);
-      if (budget != 1 || calls % 50 == 0) ASSERT_NO_FATAL_FAILURE(expect_all());
+      if (budget != 1 || calls % 50 == 0) {
+        ASSERT_NO_FATAL_FAILURE(expect_all());
+      }
     }
     ASSERT_GT(calls, 0u);
     ASSERT_NO_FATAL_FAILURE(expect_all());
