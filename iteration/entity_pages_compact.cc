@@ -107,11 +107,48 @@ void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
 struct TradeColumn {
   uint32_t* masks;
   std::byte** data;
+  // The data of slot s at base + s * size when every page of the batch is in the
+  // type's reservation, else null (through data[page]).
+  std::byte* base;
   uint32_t size;
+  uint32_t op;  // ColumnOp(size, swap)
   bool swap;    // both sides have the type: swap the elements, masks unchanged
   bool y_to_x;  // one side has it: y's element goes to x (else x's to y), bits flip
   ComponentId id;
 };
+
+// What a pair does to a column's elements, one switch: a tag nothing, fixed sizes a
+// few moves, others a loop or memcpy.
+enum : uint32_t {
+  kOpTag,
+  kOpSwap4,
+  kOpCopy4,
+  kOpSwap8,
+  kOpCopy8,
+  kOpSwap12,
+  kOpCopy12,
+  kOpSwap16,
+  kOpCopy16,
+  kOpSwapAny,
+  kOpCopyAny
+};
+inline uint32_t ColumnOp(uint32_t size, bool swap) {
+  const uint32_t copy = swap ? 0 : 1;
+  switch (size) {
+    case 0:
+      return kOpTag;
+    case 4:
+      return kOpSwap4 + copy;
+    case 8:
+      return kOpSwap8 + copy;
+    case 12:
+      return kOpSwap12 + copy;
+    case 16:
+      return kOpSwap16 + copy;
+    default:
+      return kOpSwapAny + copy;
+  }
+}
 
 // How many pairs ahead SwapTradePairs prefetches a pair's lines (the slot-table
 // entries half as far: they need the records in). A fused pair takes a few ns once its
@@ -224,9 +261,30 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
       if ((!has_x && !has_y) || (type.size != 0) != (with_data != 0)) continue;
       count_x += has_x;
       count_y += has_y;
-      column_list.push_back(
-          {type.masks.data(), type.data.data(), type.size, has_x && has_y, !has_x, c});
+      column_list.push_back({type.masks.data(), type.data.data(), nullptr, type.size,
+                             ColumnOp(type.size, has_x && has_y), has_x && has_y, !has_x, c});
     }
+  }
+  // The destination pages of the copies exist before the loop (the pairs' pages
+  // ascend on each side, so a page is looked up once per run of its pairs); then an
+  // element is at a computed address when the batch's pages are all in the type's
+  // reservation (both sides ascend: their last pages are the largest).
+  const uint32_t last_page = std::max(xs[n - 1], ys[n - 1]) >> kEntityPageShift;
+  for (TradeColumn& column : column_list) {
+    if (column.size == 0) continue;
+    if (!column.swap) {
+      const uint32_t* to = column.y_to_x ? xs : ys;
+      uint32_t page = kNoSlot;
+      for (size_t k = 0; k < n; ++k) {
+        if ((to[k] >> kEntityPageShift) == page) continue;
+        page = to[k] >> kEntityPageShift;
+        if (ABSL_PREDICT_FALSE(column.data[page] == nullptr)) {
+          EnsureDataPage(types_[column.id], page);
+        }
+      }
+    }
+    const HotType& hot = hot_[column.id];
+    if (last_page < hot.direct_pages) column.base = hot.base;
   }
   // Locals, not members: the element copies store through std::byte pointers, which may
   // alias anything, so members would be reloaded after each. No table grows during a
@@ -254,9 +312,10 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
     __builtin_prefetch(&entity_pages[page]->entity[bit], 1);
     __builtin_prefetch(&counts[slot], 1);
     for (size_t i = 0; i < num_data_columns; ++i) {
-      if (const std::byte* data = columns[i].data[page]) {
-        PrefetchElement(data + size_t{bit} * columns[i].size, columns[i].size);
-      }
+      const TradeColumn& column = columns[i];
+      PrefetchElement(column.base != nullptr ? column.base + size_t{slot} * column.size
+                                             : column.data[page] + size_t{bit} * column.size,
+                      column.size);
     }
   };
   // The slot-table entry of the entity in `slot` (its record must be in by then).
@@ -302,41 +361,54 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
     // Then every type the pair's entities have.
     for (size_t i = 0; i < num_columns; ++i) {
       const TradeColumn& column = columns[i];
-      const uint32_t from_page = column.y_to_x ? y_page : x_page;
-      const uint32_t to_page = column.y_to_x ? x_page : y_page;
-      const uint32_t from_bit = column.y_to_x ? y_bit : x_bit;
-      const uint32_t to_bit = column.y_to_x ? x_bit : y_bit;
+      const uint32_t from = column.y_to_x ? y : x;
+      const uint32_t to = column.y_to_x ? x : y;
       if (!column.swap) {
-        column.masks[from_page] ^= uint32_t{1} << from_bit;
-        column.masks[to_page] ^= uint32_t{1} << to_bit;
+        column.masks[from >> kEntityPageShift] ^= uint32_t{1} << (from & (kEntityPageSize - 1));
+        column.masks[to >> kEntityPageShift] ^= uint32_t{1} << (to & (kEntityPageSize - 1));
       }
+      if (column.op == kOpTag) continue;
       const size_t size = column.size;
-      if (size == 0) continue;
-      std::byte* data_to = column.data[to_page];
-      if (ABSL_PREDICT_FALSE(data_to == nullptr)) {
-        data_to = EnsureDataPage(types_[column.id], to_page);
+      std::byte* pf;
+      std::byte* pt;
+      if (column.base != nullptr) {
+        pf = column.base + size_t{from} * size;
+        pt = column.base + size_t{to} * size;
+      } else {
+        pf = column.data[from >> kEntityPageShift] + size_t{from & (kEntityPageSize - 1)} * size;
+        pt = column.data[to >> kEntityPageShift] + size_t{to & (kEntityPageSize - 1)} * size;
       }
-      std::byte* const pf = column.data[from_page] + size_t{from_bit} * size;
-      std::byte* const pt = data_to + size_t{to_bit} * size;
-      switch (size) {
-        case 4:
-          ExchangeElement<4>(pf, pt, column.swap);
+      switch (column.op) {
+        case kOpSwap4:
+          ExchangeElement<4>(pf, pt, true);
           break;
-        case 8:
-          ExchangeElement<8>(pf, pt, column.swap);
+        case kOpCopy4:
+          ExchangeElement<4>(pf, pt, false);
           break;
-        case 12:
-          ExchangeElement<12>(pf, pt, column.swap);
+        case kOpSwap8:
+          ExchangeElement<8>(pf, pt, true);
           break;
-        case 16:
-          ExchangeElement<16>(pf, pt, column.swap);
+        case kOpCopy8:
+          ExchangeElement<8>(pf, pt, false);
+          break;
+        case kOpSwap12:
+          ExchangeElement<12>(pf, pt, true);
+          break;
+        case kOpCopy12:
+          ExchangeElement<12>(pf, pt, false);
+          break;
+        case kOpSwap16:
+          ExchangeElement<16>(pf, pt, true);
+          break;
+        case kOpCopy16:
+          ExchangeElement<16>(pf, pt, false);
+          break;
+        case kOpSwapAny:
+          std::swap_ranges(pf, pf + size, pt);
           break;
         default:
-          if (column.swap) {
-            std::swap_ranges(pf, pf + size, pt);
-          } else {
-            std::memcpy(pt, pf, size);
-          }
+          std::memcpy(pt, pf, size);
+          break;
       }
     }
   }
