@@ -118,7 +118,8 @@ class EntityPages {
   // RegisterComponent: a new component type of `size` bytes aligned to `alignment`
   // (a power of two, at most 4096; size 0 is a tag with no storage). InvalidArgument
   // for a bad size/alignment or an empty name, AlreadyExists for a taken name,
-  // ResourceExhausted past kMaxComponentTypes. O(page capacity).
+  // ResourceExhausted past kMaxComponentTypes. O(page capacity). Inside a compaction
+  // pass it ends the pass's trades; the next Compact plans a new pass.
   absl::StatusOr<ComponentId> RegisterComponent(absl::string_view name, size_t size,
                                                 size_t alignment);
   template <typename T>

@@ -483,5 +483,42 @@ TEST(EntityPagesCompactMoves, TradesReachPagesPastTheReservation) {
   for (const uint32_t page : {0u, 1u, 3u}) EXPECT_EQ(pages.page_data(big, page), nullptr);
 }
 
+// A type registered while a pass has trades left (its trade sets have a word per type
+// registered before), then added to some entities: the compaction goes on to a compact
+// store with every value (under ASan, a read past the trade sets would show).
+TEST(EntityPagesCompactMoves, TypeRegisteredInsideAPass) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  const Component<uint32_t> a = pages.RegisterComponent<uint32_t>("a").value();
+  const Component<uint64_t> b = pages.RegisterComponent<uint64_t>("b").value();
+  std::vector<Entity> entities(32 * 8);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    ASSERT_THAT(pages.Add(entities[i], a, i), IsOk());
+    if (i % 3 == 0) {
+      ASSERT_THAT(pages.Add(entities[i], b, uint64_t{i}), IsOk());
+    }
+  }
+  ASSERT_EQ(pages.Compact(1), 1u);
+  ASSERT_TRUE(pages.compaction_in_progress());
+  const Component<uint16_t> late = pages.RegisterComponent<uint16_t>("late").value();
+  for (uint32_t i = 0; i < entities.size(); i += 5) {
+    ASSERT_THAT(pages.Add(entities[i], late, static_cast<uint16_t>(i)), IsOk());
+  }
+  size_t calls = 0;
+  while (pages.Compact(3) != 0) {
+    ASSERT_LT(++calls, 10000u);
+  }
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    ASSERT_EQ(*pages.TryGet(entities[i], a), i);
+    ASSERT_EQ(pages.Has(entities[i], b.id), i % 3 == 0);
+    ASSERT_EQ(pages.Has(entities[i], late.id), i % 5 == 0);
+    if (i % 5 == 0) {
+      ASSERT_EQ(*pages.TryGet(entities[i], late), i);
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(pages));
+}
+
 }  // namespace
 }  // namespace strata
