@@ -170,8 +170,8 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
   // hardware prefetcher follows) is left to the hardware.
   const bool prefetch_x = xs[n - 1] - xs[0] >= 4 * n;
   const bool prefetch_y = ys[n - 1] - ys[0] >= 4 * n;
-  // The lines of `slot` a pair reads: its record, its count, its elements (a missing
-  // page, the destination of a copy, has none).
+  // The lines of `slot` a pair reads: its record, its count, its elements (every data
+  // page of the batch exists by now).
   auto prefetch_slot = [&](uint32_t slot) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     const uint32_t page = slot >> kEntityPageShift;
     const uint32_t bit = slot & (kEntityPageSize - 1);
