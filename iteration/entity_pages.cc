@@ -93,6 +93,13 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
     type.range = iteration_internal::PageRange(size * kEntityPageSize);
   }
   num_types_ = static_cast<uint32_t>(types_.size());
+  if (!trades_.empty() || parked_stage_ != 0) {
+    // The pass's trade sets have a word per type of the plan: the cursors and swaps
+    // would read past them for the new type. Its trades end (a parked entity stays
+    // where it is), and the next Compact plans a new pass with every type.
+    ResetTrades();
+    layout_changed_ = true;
+  }
   return id;
 }
 

@@ -118,7 +118,8 @@ class EntityPages {
   // RegisterComponent: a new component type of `size` bytes aligned to `alignment`
   // (a power of two, at most 4096; size 0 is a tag with no storage). InvalidArgument
   // for a bad size/alignment or an empty name, AlreadyExists for a taken name,
-  // ResourceExhausted past kMaxComponentTypes. O(page capacity).
+  // ResourceExhausted past kMaxComponentTypes. O(page capacity). Inside a compaction
+  // pass it ends the pass's trades; the next Compact plans a new pass.
   absl::StatusOr<ComponentId> RegisterComponent(absl::string_view name, size_t size,
                                                 size_t alignment);
   template <typename T>
@@ -513,10 +514,10 @@ class EntityPages {
   // data, as a swap of the two slots (a move is a swap with an empty slot).
   void MoveRecords(uint32_t from, uint32_t to);
   void SwapRecords(uint32_t a, uint32_t b);
-  // `presence`: from the masks, or which side of all pairs has `c` (bits 0, 1): a trade.
-  static constexpr uint32_t kPresenceFromMasks = 4;
-  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n,
-                         uint32_t presence = kPresenceFromMasks);
+  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n);
+  // A trade's swaps (xs[k], ys[k]), k < n, in order, each whole in one step: its records
+  // and every type its entities have (known from the trade's sets), with prefetches.
+  void SwapTradePairs(const Trade& trade, const uint32_t* xs, const uint32_t* ys, size_t n);
 
   // Reads as an empty manager (no entity alive) once the manager has been destroyed.
   EntityManager::Subscription manager_;

@@ -5,8 +5,11 @@
 // A pass runs its trades first: pairs of entities that swap places (an entity of set
 // s in r's range with one of r in s's range), found by cursors over the masks; then
 // the moves planned for the other outsiders: into a free hole, a move; into a hole
-// held by another entity, a swap. Both run in batches: the slot records of a batch
-// first, then each component type's masks and data.
+// held by another entity, a swap. A trade's swaps run fused, one whole swap (records,
+// then every type its two entities have) after another, the lines of the swaps ahead
+// prefetched (SwapTradePairs, in entity_pages_trade.cc); the planned moves run in
+// batches, the slot records of a batch first, then each component type's masks and
+// data (SwapComponentData).
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -26,10 +29,17 @@ constexpr size_t kAnySize = ~size_t{0};
 // are in, a miss a hundred or more.
 constexpr size_t kSwapPrefetchAhead = 24;
 
+// NOTE: every helper or lambda here that only prefetches is ABSL_ATTRIBUTE_ALWAYS_INLINE.
+// GCC 12 finds such a function (looping) pure and, C++ loops being assumed finite,
+// deletes its calls: without the attribute no prefetch of this file reached the
+// binary (objdump showed none), so figures measured before had no prefetching. Check
+// with `objdump -d` that prefetcht instructions are there after changing one.
+
 // Prefetches, for writing, the elements of both slots of `pair` whose data pages
 // exist (their data-page pointers are in L2). kLocality as __builtin_prefetch's.
 template <int kLocality>
-inline void PrefetchPairElements(std::byte* const* data, const uint32_t* pair, size_t size) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchPairElements(std::byte* const* data,
+                                                              const uint32_t* pair, size_t size) {
   for (int side = 0; side < 2; ++side) {
     const uint32_t slot = pair[side];
     if (const std::byte* page = data[slot >> kEntityPageShift]) {
@@ -93,56 +103,6 @@ void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
   }
 }
 
-// SwapColumn for pairs whose sides' presence is known (a trade: every first slot
-// holds one component set, every second another): no mask is read, and a type both
-// sides have swaps its elements without touching a mask. `has_a`/`has_b`: whether
-// the first/second slot of every pair has the type.
-template <size_t kSize, typename Ensure>
-void SwapKnownColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
-                     const uint32_t* pairs, size_t n, bool has_a, bool has_b,
-                     Ensure&& ensure) {
-  if (!has_a && !has_b) return;
-  const size_t size = kSize == kAnySize ? runtime_size : kSize;
-  // As in SwapColumn, but into L2 only (prefetcht1): the loop is bound by the misses
-  // in flight, and a prefetch into L1 holds one of its few miss buffers until the
-  // line arrives (A/B: 0.92x the time of prefetcht0 at the same distance).
-  for (size_t k = 0; k < n; ++k) {
-    if (size != 0 && k + kSwapPrefetchAhead < n) {
-      PrefetchPairElements<2>(data, &pairs[2 * (k + kSwapPrefetchAhead)], size);
-    }
-    // The side that has the type is `from`; with both, either.
-    const uint32_t from = has_a ? pairs[2 * k] : pairs[2 * k + 1];
-    const uint32_t to = has_a ? pairs[2 * k + 1] : pairs[2 * k];
-    const uint32_t from_page = from >> kEntityPageShift;
-    const uint32_t to_page = to >> kEntityPageShift;
-    if (!(has_a && has_b)) {
-      masks[from_page] ^= uint32_t{1} << (from & (kEntityPageSize - 1));
-      masks[to_page] ^= uint32_t{1} << (to & (kEntityPageSize - 1));
-    }
-    if (size == 0) continue;
-    std::byte* data_to = data[to_page];
-    if (ABSL_PREDICT_FALSE(data_to == nullptr)) data_to = ensure(to_page);
-    std::byte* pf = data[from_page] + size_t{from & (kEntityPageSize - 1)} * size;
-    std::byte* pt = data_to + size_t{to & (kEntityPageSize - 1)} * size;
-    if constexpr (kSize != kAnySize && kSize != 0) {
-      if (has_a && has_b) {
-        std::byte tmp[kSize];
-        std::memcpy(tmp, pf, kSize);
-        std::memcpy(pf, pt, kSize);
-        std::memcpy(pt, tmp, kSize);
-      } else {
-        std::memcpy(pt, pf, kSize);
-      }
-    } else {
-      if (has_a && has_b) {
-        std::swap_ranges(pf, pf + size, pt);
-      } else {
-        std::memcpy(pt, pf, size);
-      }
-    }
-  }
-}
-
 }  // namespace
 
 void EntityPages::MoveRecords(uint32_t from, uint32_t to) {
@@ -185,8 +145,7 @@ void EntityPages::SwapRecords(uint32_t a, uint32_t b) {
   if (!dirty_[b_page]) MarkDirty(b_page);
 }
 
-void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n,
-                                    uint32_t presence) {
+void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n) {
   ComponentType& type = types_[c];
   // Nothing to do for a type without data pages in this batch's pages: its masks
   // there are zero (a set bit implies a data page).
@@ -194,19 +153,6 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
   uint32_t* const masks = type.masks.data();
   std::byte** const data = type.data.data();  // EnsureDataPage writes entries, never grows
   auto ensure = [&](uint32_t page) { return EnsureDataPage(type, page); };
-  if (presence != kPresenceFromMasks) {
-    const bool a = (presence & 1u) != 0;
-    const bool b = (presence & 2u) != 0;
-    switch (type.size) {
-      case 0: return SwapKnownColumn<0>(masks, data, 0, pairs, n, a, b, ensure);
-      case 4: return SwapKnownColumn<4>(masks, data, 4, pairs, n, a, b, ensure);
-      case 8: return SwapKnownColumn<8>(masks, data, 8, pairs, n, a, b, ensure);
-      case 12: return SwapKnownColumn<12>(masks, data, 12, pairs, n, a, b, ensure);
-      case 16: return SwapKnownColumn<16>(masks, data, 16, pairs, n, a, b, ensure);
-      default:
-        return SwapKnownColumn<kAnySize>(masks, data, type.size, pairs, n, a, b, ensure);
-    }
-  }
   switch (type.size) {
     case 0: return SwapColumn<0>(masks, data, 0, pairs, n, ensure);
     case 4: return SwapColumn<4>(masks, data, 4, pairs, n, ensure);
@@ -247,20 +193,21 @@ size_t EntityPages::Compact(size_t budget) {
     if (!PlanTrades()) return 0;
     MakeIndirect();  // the moves need the slot table from here on
   }
-  // The moves run in batches of kBatch slot pairs, in two phases. First the pairs are
-  // decided and the slot records moved (entity pages, counts, occupancy, slot table),
-  // in order, which is what later moves of the batch read. Then, one component type
-  // at a time, its masks and data are swapped pair by pair in the same order (a move
-  // is a swap with an empty slot). Every phase walks one kind of memory in ascending
-  // slot order, which the prefetchers follow, instead of a dozen lines of different
-  // arrays per move.
+  // The moves run in batches of kBatch slot pairs. A trade's batch (the pairs its
+  // cursors find) runs fused, each swap whole before the next (SwapTradePairs); the
+  // batch is its prefetch window, restarted per batch. The planned moves (and a
+  // parked entity's) run in two phases: first the pairs are decided and the slot
+  // records moved (entity pages, counts, occupancy, slot table), in order, which is
+  // what later moves of the batch read; then, one component type at a time, its masks
+  // and data are swapped pair by pair in the same order (a move is a swap with an
+  // empty slot).
   constexpr size_t kBatch = 512;
   // The moves' slots are scattered over a store larger than the caches, and each
   // move's records are a chain of dependent loads (slot, page pointer, records):
   // prefetch the slot of the move kAhead * 2 ahead and the records of the move kAhead
   // ahead, so several moves' misses overlap.
   constexpr size_t kAhead = 16;
-  auto prefetch_records = [&](uint32_t slot) {
+  auto prefetch_records = [&](uint32_t slot) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     const uint32_t page = slot >> kEntityPageShift;
     if (page >= page_capacity_) return;
     const uint32_t bit = slot & (kEntityPageSize - 1);
@@ -306,7 +253,7 @@ size_t EntityPages::Compact(size_t budget) {
   }
 
   // 2. Trades, a batch of swaps at a time: the cursors find the pairs (the cached
-  // page matches are of this call only), then the records, then the data.
+  // page matches are of this call only), then SwapTradePairs swaps them.
   if (trade_cursor_ < trades_.size()) {
     trades_[trade_cursor_].a.page = trades_[trade_cursor_].b.page = kNoSlot;
     trades_[trade_cursor_].a.bits = trades_[trade_cursor_].b.bits = 0;
@@ -326,15 +273,11 @@ size_t EntityPages::Compact(size_t budget) {
     const size_t got = TakeOfSet(trade.a, masks.data(), xs, take);
     const size_t n = got == 0 ? 0 : TakeOfSet(trade.b, masks.data(), ys, got);
     const bool done = n < take;
-    for (size_t k = 0; k < n; ++k) {
-      pairs[2 * k] = xs[k];
-      pairs[2 * k + 1] = ys[k];
-    }
     if (want == 0 && n == 1) {
       // One move left: park the second entity past the ranges; the first takes its
       // slot and the parked one the first's on the next call.
-      const uint32_t x = pairs[0];
-      const uint32_t y = pairs[1];
+      const uint32_t x = xs[0];
+      const uint32_t y = ys[0];
       const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
       MoveRecords(y, free_slot);
       pairs[0] = y;
@@ -346,20 +289,7 @@ size_t EntityPages::Compact(size_t budget) {
       parked_[2] = free_slot;
       parked_stage_ = 1;
     } else {
-      for (size_t k = 0; k < n; ++k) {
-        if (k + kAhead < n) {
-          prefetch_records(pairs[2 * (k + kAhead)]);
-          prefetch_records(pairs[2 * (k + kAhead) + 1]);
-        }
-        SwapRecords(pairs[2 * k], pairs[2 * k + 1]);
-      }
-      // Every first slot holds trade.a's set, every second trade.b's: the data swap
-      // knows each side's types without reading the masks.
-      for (ComponentId c = 0; c < num_types_; ++c) {
-        const uint32_t presence = (trade_sets_[trade.a.set + c] == 0 ? 1u : 0u) |
-                                  (trade_sets_[trade.b.set + c] == 0 ? 2u : 0u);
-        SwapComponentData(c, pairs, n, presence);
-      }
+      SwapTradePairs(trade, xs, ys, n);
       moves += 2 * n;
     }
     if (done) {

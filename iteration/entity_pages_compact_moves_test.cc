@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "iteration/entity_pages.h"
 #include "iteration/filter.h"
+#include "iteration/internal/page_range.h"
 #include "iteration/testing/test_components.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
@@ -373,6 +374,150 @@ TEST(EntityPagesCompactMoves, TradesCutByTheBudgetSurviveDestroys) {
     ASSERT_NO_FATAL_FAILURE(ExpectValues(world, with_velocity, frozen, gone));
     EXPECT_FALSE(world.pages.compaction_in_progress());
   }
+}
+
+// A trade moves each type its way: a type both sides have swaps, a type one side has
+// goes to the other (either direction), a tag only flips mask bits. Here with a
+// 1000-byte component (past a chunk's share, so its pages have slabs of their own, and
+// not a size with a fixed-size copy) and a tag, under budgets that cut every batch.
+TEST(EntityPagesCompactMoves, TradesCarryLargeComponentsAndTags) {
+  struct Large {
+    uint32_t v[250];
+  };
+  constexpr uint32_t kEntities = 32 * 20 + 7;
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  std::vector<uint8_t> sets(kEntities);  // bit 0: Large, bit 1: the tag
+  for (uint8_t& set : sets) set = static_cast<uint8_t>(rng.UniformInt(0, 3));
+  for (const size_t budget : {size_t{1}, size_t{7}, EntityPages::kUnbounded}) {
+    SCOPED_TRACE(absl::StrCat("budget ", budget));
+    EntityManager manager;
+    EntityPages pages(manager);
+    const Component<Frozen> tag = pages.RegisterComponent<Frozen>("tag").value();
+    const Component<Large> large = pages.RegisterComponent<Large>("large").value();
+    const Component<uint32_t> small = pages.RegisterComponent<uint32_t>("small").value();
+    std::vector<Entity> entities(kEntities);
+    manager.CreateBatch(absl::MakeSpan(entities));
+    auto large_value = [](uint32_t index) {
+      Large value;
+      for (uint32_t k = 0; k < 250; ++k) value.v[k] = index * 1000 + k;
+      return value;
+    };
+    for (uint32_t i = 0; i < kEntities; ++i) {
+      ASSERT_THAT(pages.Add(entities[i], small, i), IsOk());
+      if (sets[i] & 1) {
+        ASSERT_THAT(pages.Add(entities[i], large, large_value(i)), IsOk());
+      }
+      if (sets[i] & 2) {
+        ASSERT_THAT(pages.Add(entities[i], tag, Frozen{}), IsOk());
+      }
+    }
+    auto expect_all = [&] {
+      for (uint32_t i = 0; i < kEntities; ++i) {
+        const Entity e = entities[i];
+        ASSERT_EQ(*pages.TryGet(e, small), i) << e;
+        ASSERT_EQ(pages.Has(e, tag.id), (sets[i] & 2) != 0) << e;
+        const Large* value = pages.TryGet(e, large);
+        ASSERT_EQ(value != nullptr, (sets[i] & 1) != 0) << e;
+        if (value == nullptr) continue;
+        for (uint32_t k = 0; k < 250; ++k) ASSERT_EQ(value->v[k], i * 1000 + k) << e;
+      }
+    };
+    size_t calls = 0;
+    while (pages.Compact(budget) != 0) {
+      ASSERT_LT(++calls, 10000u);
+      if (budget != 1 || calls % 50 == 0) {
+        ASSERT_NO_FATAL_FAILURE(expect_all());
+      }
+    }
+    ASSERT_GT(calls, 0u);
+    ASSERT_NO_FATAL_FAILURE(expect_all());
+    ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(pages));
+  }
+}
+
+// A trade whose destination is past the large component's reservation: the element
+// goes to a pool page the trade allocates (the side that gains the component had no
+// data page there). Slots 5, 40 and 100 hold the only entities with the component;
+// the {small} set's range ends at slot 4320 (page 135), so they trade with the
+// entities at slots 4320-4322, in a page the reservation (128 pages) does not cover.
+TEST(EntityPagesCompactMoves, TradesReachPagesPastTheReservation) {
+  constexpr size_t kSize = size_t{1} << 20;  // 1 MiB elements, 32 MiB pages
+  constexpr size_t kDirectPages =
+      iteration_internal::PageRange::kMaxReservationBytes / (kSize * kEntityPageSize);
+  static_assert(kDirectPages == 128, "the slots below assume a 128-page reservation");
+  EntityManager manager;
+  EntityPages pages(manager);
+  // Registered first: {big, small}'s signature sorts after {small}'s.
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentId big, pages.RegisterComponent("Big", kSize, 8));
+  const Component<uint32_t> small = pages.RegisterComponent<uint32_t>("small").value();
+  std::vector<Entity> entities(4323);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    ASSERT_THAT(pages.Add(entities[i], small, i), IsOk());
+  }
+  std::vector<std::byte> value(kSize);
+  for (const uint32_t i : {5u, 40u, 100u}) {
+    for (size_t b = 0; b < kSize; b += 4096) value[b] = static_cast<std::byte>(i + b / 4096);
+    value[kSize - 1] = static_cast<std::byte>(i);
+    ASSERT_THAT(pages.Add(entities[i], big, value.data()), IsOk());
+  }
+  EXPECT_EQ(pages.Compact(), 6u);  // three swaps
+  for (const uint32_t i : {5u, 40u, 100u}) {
+    const uint32_t slot = pages.SlotOf(entities[i]);
+    EXPECT_GE(slot / kEntityPageSize, kDirectPages) << i;
+    const auto* bytes = static_cast<const std::byte*>(pages.TryGet(entities[i], big));
+    ASSERT_NE(bytes, nullptr) << i;
+    EXPECT_EQ(bytes, pages.page_data(big, slot / kEntityPageSize) +
+                         size_t{slot % kEntityPageSize} * kSize);
+    for (size_t b = 0; b < kSize; b += 4096) {
+      ASSERT_EQ(bytes[b], static_cast<std::byte>(i + b / 4096)) << i << " byte " << b;
+    }
+    EXPECT_EQ(bytes[kSize - 1], static_cast<std::byte>(i)) << i;
+  }
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    ASSERT_EQ(*pages.TryGet(entities[i], small), i);
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(pages));
+  // The pages the component left were released: only the pool page holds it.
+  for (const uint32_t page : {0u, 1u, 3u}) EXPECT_EQ(pages.page_data(big, page), nullptr);
+}
+
+// A type registered while a pass has trades left (its trade sets have a word per type
+// registered before), then added to some entities: the compaction goes on to a compact
+// store with every value (under ASan, a read past the trade sets would show).
+TEST(EntityPagesCompactMoves, TypeRegisteredInsideAPass) {
+  EntityManager manager;
+  EntityPages pages(manager);
+  const Component<uint32_t> a = pages.RegisterComponent<uint32_t>("a").value();
+  const Component<uint64_t> b = pages.RegisterComponent<uint64_t>("b").value();
+  std::vector<Entity> entities(32 * 8);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    ASSERT_THAT(pages.Add(entities[i], a, i), IsOk());
+    if (i % 3 == 0) {
+      ASSERT_THAT(pages.Add(entities[i], b, uint64_t{i}), IsOk());
+    }
+  }
+  ASSERT_EQ(pages.Compact(1), 1u);
+  ASSERT_TRUE(pages.compaction_in_progress());
+  const Component<uint16_t> late = pages.RegisterComponent<uint16_t>("late").value();
+  for (uint32_t i = 0; i < entities.size(); i += 5) {
+    ASSERT_THAT(pages.Add(entities[i], late, static_cast<uint16_t>(i)), IsOk());
+  }
+  size_t calls = 0;
+  while (pages.Compact(3) != 0) {
+    ASSERT_LT(++calls, 10000u);
+  }
+  for (uint32_t i = 0; i < entities.size(); ++i) {
+    ASSERT_EQ(*pages.TryGet(entities[i], a), i);
+    ASSERT_EQ(pages.Has(entities[i], b.id), i % 3 == 0);
+    ASSERT_EQ(pages.Has(entities[i], late.id), i % 5 == 0);
+    if (i % 5 == 0) {
+      ASSERT_EQ(*pages.TryGet(entities[i], late), i);
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(pages));
 }
 
 }  // namespace
