@@ -355,39 +355,64 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
                               uint32_t* out, size_t max) {
   const size_t num_types = types_.size();
   const uint32_t* const flips = trade_sets_.data() + cursor.set;
+  // Pages [.., end_page) hold the range's slots (the last one partly, maybe).
+  const uint32_t last_page = cursor.end >> kEntityPageShift;
+  const uint32_t end_bits = cursor.end & (kEntityPageSize - 1);
+  const uint32_t end_page =
+      static_cast<uint32_t>(std::min<size_t>(last_page + (end_bits != 0 ? 1 : 0), page_capacity_));
+  auto match_of = [&](uint32_t page) {
+    uint32_t match = occupied_[page];
+    for (size_t c = 0; c < num_types; ++c) match &= masks[c][page] ^ flips[c];
+    if (page == last_page) match &= (uint32_t{1} << end_bits) - 1;
+    return match;
+  };
+  uint32_t page = cursor.page;
+  uint32_t bits = cursor.bits;
+  if (page == kNoSlot) {  // nothing cached: start at cursor.next
+    page = cursor.next >> kEntityPageShift;
+    if (cursor.next >= cursor.end || page >= end_page) {
+      cursor.next = cursor.end;
+      return 0;
+    }
+    bits = match_of(page) & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
+  }
   size_t n = 0;
-  while (n < max) {
-    if (cursor.bits != 0) {
-      // The page's matches, as many as fit: a tight loop, not a call per slot.
-      const uint32_t base = cursor.page * kEntityPageSize;
-      uint32_t bits = cursor.bits;
-      do {
+  for (;;) {
+    const uint32_t base = page * kEntityPageSize;
+    while (bits != 0 && n < max) {
+      if (n + 8 <= max) {
+        // Eight slots written whatever the page's count (those past it are garbage the
+        // next page overwrites; out has room), then n advances by the count: no branch
+        // that depends on how many matches the page has, which mispredicted once per
+        // page when the loop stopped at the last one.
+        uint32_t rest = bits;
+        for (size_t k = 0; k < 8; ++k) {
+          out[n + k] = base + static_cast<uint32_t>(absl::countr_zero(rest));
+          rest &= rest - 1;
+        }
+        const uint32_t count = PopCount(bits);
+        n += count <= 8 ? count : 8;
+        bits = rest;
+      } else {
         out[n++] = base + static_cast<uint32_t>(absl::countr_zero(bits));
         bits &= bits - 1;
-      } while (bits != 0 && n < max);
+      }
+    }
+    if (bits != 0) {  // out is full mid-page: the rest of the page stays cached
+      cursor.page = page;
       cursor.bits = bits;
       cursor.next = out[n - 1] + 1;
-      continue;
+      return n;
     }
-    if (cursor.page != kNoSlot) {  // no match left in the cached page
-      cursor.next = std::max(cursor.next, (cursor.page + 1) * kEntityPageSize);
+    ++page;
+    if (page >= end_page || n == max) {
       cursor.page = kNoSlot;
+      cursor.bits = 0;
+      cursor.next = page >= end_page ? cursor.end : page * kEntityPageSize;
+      return n;
     }
-    if (cursor.next >= cursor.end) break;
-    const uint32_t page = cursor.next >> kEntityPageShift;
-    if (page >= page_capacity_) {
-      cursor.next = cursor.end;
-      break;
-    }
-    uint32_t match = occupied_[page] & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
-    if ((cursor.end >> kEntityPageShift) == page) {
-      match &= (uint32_t{1} << (cursor.end & (kEntityPageSize - 1))) - 1;
-    }
-    for (size_t c = 0; c < num_types; ++c) match &= masks[c][page] ^ flips[c];
-    cursor.page = page;
-    cursor.bits = match;
+    bits = match_of(page);
   }
-  return n;
 }
 
 bool EntityPages::PlanCompaction() {
