@@ -14,11 +14,14 @@
 // every move (PlanCompaction), after the trades.
 #include <algorithm>
 #include <cassert>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/numeric/bits.h"
+#include "absl/types/span.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -84,7 +87,11 @@ struct Survey {
   std::vector<uint64_t> signatures;
   std::vector<uint32_t> counts;     // per signature: entities
   std::vector<uint32_t> first_slot; // per signature: a slot holding it
-  std::vector<Group> groups;        // in page order
+  // In page order. Written through a pointer into storage that is not zeroed first:
+  // a vector's push_back (a capacity check and a call per group) was a third of the
+  // survey.
+  std::unique_ptr<Group[]> group_storage;
+  absl::Span<const Group> groups;
   std::vector<uint32_t> order;      // signature indices, sorted by signature
   std::vector<uint32_t> start;      // per signature: its range's first slot
   std::vector<uint32_t> owner;      // per page of the ranges: the signature owning it
@@ -120,9 +127,74 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
     out.first_slot.push_back(slot);
     return k;
   };
-  out.groups.reserve(num_pages * 2);
+  // Room for two groups per page (the common case) and a page's worth more; a page
+  // of more sets grows it first.
+  size_t capacity = num_pages * 2 + kEntityPageSize;
+  std::unique_ptr<Survey::Group[]> groups(new Survey::Group[capacity]);
+  size_t num_groups = 0;
+  auto add_group = [&](size_t page, uint32_t s, uint32_t bits) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    const uint32_t count = PopCount(bits);
+    out.counts[s] += count;
+    groups[num_groups++] = {static_cast<uint32_t>(page), s, bits, count};
+  };
+  // The index of `signature`, first from a one-entry cache per kind of group (the
+  // pages of a store repeat the same few sets, so the cache almost always hits).
+  struct Cached {
+    uint64_t signature = 0;
+    uint32_t index = ~uint32_t{0};
+  };
+  auto cached_index = [&](Cached& cache, uint64_t signature, uint32_t slot)
+                          ABSL_ATTRIBUTE_ALWAYS_INLINE {
+                            if (cache.index == ~uint32_t{0} || cache.signature != signature) {
+                              cache.signature = signature;
+                              cache.index = signature_index(signature, slot);
+                            }
+                            return cache.index;
+                          };
+  Cached split_cache;
+  Cached rest_cache;
   for (size_t page = 0; page < num_pages; ++page) {
-    uint32_t remaining = occupied[page];
+    const uint32_t occupied_bits = occupied[page];
+    if (occupied_bits == 0) continue;
+    const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+    // The common page has at most two sets: every type's mask is empty, full (all the
+    // occupied slots) or one same partial mask `split`. Then the sets are the slots of
+    // `split` and the rest, their signatures the full types' plus (for `split`) the
+    // partial types', found with a few operations per type and no branch on the data.
+    uint32_t split = 0;
+    uint32_t mismatch = 0;
+    uint64_t full_signature = 0;
+    uint64_t split_signature = 0;
+    for (size_t c = 0; c < num_types; ++c) {
+      const uint32_t mask = masks[c][page] & occupied_bits;
+      const uint32_t full = mask == occupied_bits ? 1u : 0u;
+      const uint32_t part = (mask != 0 ? 1u : 0u) & (full ^ 1u);
+      split |= split == 0 ? mask & (0u - part) : 0u;
+      mismatch |= part & (mask != split ? 1u : 0u);
+      full_signature ^= keys[c] & (uint64_t{0} - full);
+      split_signature ^= keys[c] & (uint64_t{0} - part);
+    }
+    if (mismatch == 0) {
+      if (split != 0) {
+        add_group(page,
+                  cached_index(split_cache, full_signature ^ split_signature,
+                               base + static_cast<uint32_t>(absl::countr_zero(split))),
+                  split);
+      }
+      const uint32_t rest = occupied_bits & ~split;
+      add_group(page,
+                cached_index(rest_cache, full_signature,
+                             base + static_cast<uint32_t>(absl::countr_zero(rest))),
+                rest);
+      continue;
+    }
+    if (capacity - num_groups < kEntityPageSize) {
+      capacity *= 2;
+      std::unique_ptr<Survey::Group[]> grown(new Survey::Group[capacity]);
+      std::copy(groups.get(), groups.get() + num_groups, grown.get());
+      groups = std::move(grown);
+    }
+    uint32_t remaining = occupied_bits;
     // The slots of the page with the set of its lowest unassigned slot: AND (or
     // AND-NOT) each type's mask word, a few words per set, not per slot.
     while (remaining != 0) {
@@ -137,14 +209,12 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
         same &= mask ^ (has - 1);  // mask if slot i has c, else ~mask
         signature ^= keys[c] & (uint64_t{0} - has);
       }
-      const uint32_t s =
-          signature_index(signature, static_cast<uint32_t>(page * kEntityPageSize + i));
-      const uint32_t count = PopCount(same);
-      out.counts[s] += count;
-      out.groups.push_back({static_cast<uint32_t>(page), s, same, count});
+      add_group(page, signature_index(signature, base + i), same);
       remaining &= ~same;
     }
   }
+  out.group_storage = std::move(groups);
+  out.groups = absl::MakeConstSpan(out.group_storage.get(), num_groups);
   const size_t num_signatures = out.signatures.size();
   out.order.resize(num_signatures);
   for (uint32_t s = 0; s < num_signatures; ++s) out.order[s] = s;
@@ -422,7 +492,7 @@ bool EntityPages::PlanCompaction() {
   plan_end_ = survey.end;
   const size_t num_signatures = survey.signatures.size();
   const std::vector<uint32_t>& order = survey.order;
-  const std::vector<Survey::Group>& groups = survey.groups;
+  const absl::Span<const Survey::Group> groups = survey.groups;
 
   // 3. Holes per signature and outsiders per (signature, range they stand in), in
   // slot order: first their numbers (popcounts over the groups), so that every
