@@ -304,22 +304,36 @@ bool EntityPages::PlanTrades() {
   const size_t n = survey.signatures.size();
   const bool dense = n <= PairBuckets::kMaxDense;
   std::vector<uint32_t> pairs(dense ? n * n : 0);
+  // The groups are in page order and the ranges cover pages [0, end / 32) in `order`:
+  // one walk over the groups, range by range, with no per-page lookup of the owner. A
+  // page wholly inside range r adds each group of another set to (set, r); only the
+  // page holding the range's end (its padding) looks at bits.
   size_t total = 0;
-  ForEachRangePage(survey, page_capacity_, [&](uint32_t, uint32_t s_owner, uint32_t in_range,
-                                               size_t g0, size_t g1) {
-    for (size_t k = g0; k < g1; ++k) {
-      const Survey::Group& g = survey.groups[k];
-      if (in_range == ~uint32_t{0}) {  // inside the owner's range: home or all away
-        if (g.signature == s_owner) continue;
-        total += g.count;
-        if (dense) pairs[size_t{g.signature} * n + s_owner] += g.count;
-        continue;
-      }
-      const uint32_t bits = Away(survey, g, s_owner, in_range);
-      total += PopCount(bits);
-      if (dense) pairs[size_t{g.signature} * n + s_owner] += PopCount(bits & in_range);
+  const absl::Span<const Survey::Group> groups = survey.groups;
+  size_t k = 0;
+  uint32_t scratch = 0;  // the many-sets store's (set, range) counter: unused
+  auto count_of = [&](uint32_t s, uint32_t r) -> uint32_t& {
+    return dense ? pairs[size_t{s} * n + r] : scratch;
+  };
+  for (const uint32_t r : survey.order) {
+    const uint32_t range_end = survey.start[r] + survey.counts[r];
+    const uint32_t full_end_page = range_end >> kEntityPageShift;
+    for (; k < groups.size() && groups[k].page < full_end_page; ++k) {
+      const Survey::Group& g = groups[k];
+      const uint32_t away = g.signature == r ? 0 : g.count;
+      total += away;
+      count_of(g.signature, r) += away;
     }
-  });
+    const uint32_t in_range = (uint32_t{1} << (range_end & (kEntityPageSize - 1))) - 1;
+    if (in_range == 0) continue;  // the range ends on a page boundary: no padding
+    for (; k < groups.size() && groups[k].page == full_end_page; ++k) {
+      const Survey::Group& g = groups[k];
+      const uint32_t bits = g.signature == r ? g.bits & ~in_range : g.bits;
+      total += PopCount(bits);
+      count_of(g.signature, r) += PopCount(bits & in_range);
+    }
+  }
+  for (; k < groups.size(); ++k) total += groups[k].count;  // past the ranges
   if (total == 0) return false;
   if (!dense) {
     moves_pending_ = true;  // many sets: the full plan of the moves does it all
