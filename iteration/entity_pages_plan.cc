@@ -315,6 +315,8 @@ bool EntityPages::PlanTrades() {
   auto count_of = [&](uint32_t s, uint32_t r) -> uint32_t& {
     return dense ? pairs[size_t{s} * n + r] : scratch;
   };
+  std::vector<uint32_t> away_of(n, 0);         // per set: its outsiders
+  std::vector<size_t> range_groups_end(n, 0);  // per range: past its last page's groups
   for (const uint32_t r : survey.order) {
     const uint32_t range_end = survey.start[r] + survey.counts[r];
     const uint32_t full_end_page = range_end >> kEntityPageShift;
@@ -322,18 +324,26 @@ bool EntityPages::PlanTrades() {
       const Survey::Group& g = groups[k];
       const uint32_t away = g.signature == r ? 0 : g.count;
       total += away;
+      away_of[g.signature] += away;
       count_of(g.signature, r) += away;
     }
     const uint32_t in_range = (uint32_t{1} << (range_end & (kEntityPageSize - 1))) - 1;
-    if (in_range == 0) continue;  // the range ends on a page boundary: no padding
-    for (; k < groups.size() && groups[k].page == full_end_page; ++k) {
-      const Survey::Group& g = groups[k];
-      const uint32_t bits = g.signature == r ? g.bits & ~in_range : g.bits;
-      total += PopCount(bits);
-      count_of(g.signature, r) += PopCount(bits & in_range);
+    if (in_range != 0) {  // the range's last page is partly padding
+      for (; k < groups.size() && groups[k].page == full_end_page; ++k) {
+        const Survey::Group& g = groups[k];
+        const uint32_t bits = g.signature == r ? g.bits & ~in_range : g.bits;
+        total += PopCount(bits);
+        away_of[g.signature] += PopCount(bits);
+        count_of(g.signature, r) += PopCount(bits & in_range);
+      }
     }
+    range_groups_end[r] = k;
   }
-  for (; k < groups.size(); ++k) total += groups[k].count;  // past the ranges
+  const size_t past_ranges = k;
+  for (; k < groups.size(); ++k) {  // past the ranges
+    total += groups[k].count;
+    away_of[groups[k].signature] += groups[k].count;
+  }
   if (total == 0) return false;
   if (!dense) {
     moves_pending_ = true;  // many sets: the full plan of the moves does it all
@@ -367,28 +377,15 @@ bool EntityPages::PlanTrades() {
   }
   // The moves left after the trades, planned now from the same survey: the trades
   // of (s, r) take the first min(s in r's range, r in s's range) of both in slot
-  // order, so the outsiders past those, and the holes they leave, are the rest.
-  // Whole groups are skipped by their popcounts; only a group holding the boundary
-  // is walked bit by bit.
-  std::vector<uint32_t> seen(n * n, 0);
+  // order, so the outsiders left are the last ones of each (set, range) bucket, those
+  // on padding and those past the ranges. A range's holes (its slots that no entity of
+  // its set holds or gets by a trade) are as many as its set's outsiders left, all
+  // used. Both are found by walking each range's pages backwards from its end, only
+  // until its untraded outsiders and its holes are all found: after a first
+  // compaction's trades they are near the ends, so the walk is a few pages per range,
+  // not a second pass over the store.
   auto traded = [&](uint32_t s, uint32_t r) {
     return s == r ? 0 : std::min(pairs[size_t{s} * n + r], pairs[size_t{r} * n + s]);
-  };
-  // The bits of `bits` (slots of set s in r's range) past the bucket's traded ones.
-  auto untraded = [&](uint32_t s, uint32_t r, uint32_t bits, uint32_t count) {
-    uint32_t& k = seen[size_t{s} * n + r];
-    const uint32_t limit = traded(s, r);
-    if (k >= limit) {
-      k += count;
-      return bits;
-    }
-    if (k + count <= limit) {
-      k += count;
-      return uint32_t{0};
-    }
-    for (; k < limit; ++k) bits &= bits - 1;  // drop the lowest: they trade
-    k += PopCount(bits);
-    return bits;
   };
   std::vector<std::vector<uint32_t>> outsiders(n);
   std::vector<std::vector<uint32_t>> holes(n);
@@ -397,36 +394,65 @@ bool EntityPages::PlanTrades() {
       out.push_back(base + static_cast<uint32_t>(absl::countr_zero(bits)));
     }
   };
-  ForEachRangePage(survey, page_capacity_, [&](uint32_t page, uint32_t s_owner,
-                                               uint32_t in_range, size_t g0, size_t g1) {
-    const uint32_t base = page * kEntityPageSize;
-    uint32_t taken = 0;  // slots of the owner's range that are, or will be, home
-    for (size_t k = g0; k < g1; ++k) {
-      const Survey::Group& g = survey.groups[k];
-      if (in_range == ~uint32_t{0}) {  // inside the owner's range: home or all away
-        if (g.signature == s_owner) {
-          taken |= g.bits;
+  std::vector<uint32_t> untraded_left(n);  // per set: its outsiders in this range to find
+  size_t range_groups_begin = 0;
+  for (const uint32_t r : survey.order) {
+    size_t outsiders_left = 0;
+    size_t traded_out = 0;  // r's outsiders that trade
+    for (uint32_t s = 0; s < n; ++s) {
+      untraded_left[s] = pairs[size_t{s} * n + r] - traded(s, r);
+      outsiders_left += untraded_left[s];
+      traded_out += traded(r, s);
+    }
+    size_t holes_left = away_of[r] - traded_out;
+    const uint32_t range_end = survey.start[r] + survey.counts[r];
+    const uint32_t full_end_page = range_end >> kEntityPageShift;
+    const uint32_t last_in_range = (uint32_t{1} << (range_end & (kEntityPageSize - 1))) - 1;
+    const uint32_t first_page = survey.start[r] >> kEntityPageShift;
+    size_t g = range_groups_end[r];
+    // The last page first: it holds the padding, whose entities are outsiders too.
+    uint32_t page = last_in_range != 0 ? full_end_page : full_end_page - 1;
+    for (;;) {
+      const uint32_t in_range = page == full_end_page ? last_in_range : ~uint32_t{0};
+      const uint32_t base = page * kEntityPageSize;
+      uint32_t taken = 0;  // slots of the range that are, or will be, home
+      for (; g > range_groups_begin && groups[g - 1].page == page; --g) {
+        const Survey::Group& group = groups[g - 1];
+        std::vector<uint32_t>& out = outsiders[group.signature];
+        append(out, base, group.bits & ~in_range);  // on padding: in no range
+        uint32_t in = group.bits & in_range;
+        if (group.signature == r) {
+          taken |= in;
           continue;
         }
-        const uint32_t left = untraded(g.signature, s_owner, g.bits, g.count);
-        taken |= g.bits & ~left;
-        append(outsiders[g.signature], base, left);
-        continue;
+        // The highest ones left of the bucket do not trade; the rest do (an entity of
+        // r comes in).
+        for (uint32_t& left = untraded_left[group.signature]; left != 0 && in != 0; --left) {
+          const uint32_t top = uint32_t{1} << (31 - absl::countl_zero(in));
+          out.push_back(base + static_cast<uint32_t>(31 - absl::countl_zero(in)));
+          in &= ~top;
+          --outsiders_left;
+        }
+        taken |= in;
       }
-      const uint32_t bits = Away(survey, g, s_owner, in_range);
-      taken |= g.bits & ~bits;
-      if (const uint32_t in = bits & in_range; in != 0) {
-        const uint32_t left = untraded(g.signature, s_owner, in, PopCount(in));
-        taken |= in & ~left;  // traded away: an entity of the owner comes in
-        append(outsiders[g.signature], base, left);
-      }
-      append(outsiders[g.signature], base, bits & ~in_range);
+      const uint32_t page_holes = in_range & ~taken;
+      assert(PopCount(page_holes) <= holes_left);
+      holes_left -= PopCount(page_holes);
+      append(holes[r], base, page_holes);
+      if ((outsiders_left == 0 && holes_left == 0) || page == first_page) break;
+      --page;
     }
-    if (page < survey.owner.size()) append(holes[s_owner], base, in_range & ~taken);
-  });
+    assert(outsiders_left == 0 && holes_left == 0);
+    range_groups_begin = range_groups_end[r];
+  }
+  for (size_t k = past_ranges; k < groups.size(); ++k) {
+    const Survey::Group& group = groups[k];
+    append(outsiders[group.signature], group.page * kEntityPageSize, group.bits);
+  }
   for (const uint32_t s : survey.order) {
-    assert(outsiders[s].size() <= holes[s].size());
-    for (size_t k = 0; k < outsiders[s].size(); ++k) {
+    assert(outsiders[s].size() == holes[s].size());
+    const size_t moves = std::min(outsiders[s].size(), holes[s].size());
+    for (size_t k = 0; k < moves; ++k) {
       const uint32_t from = outsiders[s][k];
       const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
       plan_.push_back({e.index(), e.generation(), holes[s][k]});
