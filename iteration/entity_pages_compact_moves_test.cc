@@ -1,6 +1,7 @@
 // Compaction tests of the moves themselves: passes larger than one batch of moves,
 // budgets that stop inside a batch, whole pages of one set trading places, entities
-// destroyed and reissued between the calls of a pass, and tags beside data.
+// destroyed and reissued between the calls of a pass, tags beside data, and types past
+// the first 64.
 #include <cstdint>
 #include <set>
 #include <vector>
@@ -235,6 +236,63 @@ TEST(EntityPagesCompactMoves, ManyComponentSets) {
       }
     }
   }
+}
+
+// More than 64 types: types past the first 64 enter a set's signature as a hash, also
+// in the survey's path for pages of at most two sets. The first half of the store has
+// two sets per page (types 0 and 65), the second half up to four (0, 65, 69), so both
+// paths of the survey see hashed types; budgets stop inside the pass.
+TEST(EntityPagesCompactMoves, TypesPastTheFirst64GroupBySet) {
+  struct Word {
+    uint32_t v;
+  };
+  EntityManager manager;
+  EntityPages pages(manager);
+  constexpr int kTypes = 70;
+  std::vector<Component<Word>> types;
+  for (int t = 0; t < kTypes; ++t) {
+    types.push_back(pages.RegisterComponent<Word>(absl::StrCat("w", t)).value());
+  }
+  const int used[] = {0, 65, 69};
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  std::vector<Entity> entities(32 * 80);
+  manager.CreateBatch(absl::MakeSpan(entities));
+  std::vector<uint32_t> sets(entities.size());  // bit k: used[k]
+  for (size_t i = 0; i < entities.size(); ++i) {
+    sets[i] = 1u | (rng.Bernoulli(0.3) ? 2u : 0u);
+    if (i >= entities.size() / 2 && rng.Bernoulli(0.2)) sets[i] |= 4u;
+    for (int k = 0; k < 3; ++k) {
+      if ((sets[i] >> k) & 1u) {
+        ASSERT_THAT(pages.Add(entities[i], types[used[k]], Word{static_cast<uint32_t>(i * 3 + k)}),
+                    IsOk());
+      }
+    }
+  }
+  for (size_t calls = 0; pages.Compact(7) != 0; ++calls) ASSERT_LT(calls, 100000u);
+  ASSERT_TRUE(pages.compacted());
+  ASSERT_NO_FATAL_FAILURE(ExpectPagesHoldOneSet(pages));
+  for (size_t i = 0; i < entities.size(); ++i) {
+    for (int k = 0; k < 3; ++k) {
+      const Word* w = pages.TryGet(entities[i], types[used[k]]);
+      ASSERT_EQ(w != nullptr, ((sets[i] >> k) & 1u) != 0) << i;
+      if (w != nullptr) {
+        ASSERT_EQ(w->v, i * 3 + k) << i;
+      }
+    }
+  }
+  // Each set fills whole pages but its last: as many pages as its entities need.
+  size_t needed = 0;
+  for (uint32_t set = 1; set < 8; set += 2) {
+    size_t count = 0;
+    for (const uint32_t s : sets) count += s == set ? 1 : 0;
+    needed += (count + kEntityPageSize - 1) / kEntityPageSize;
+  }
+  size_t occupied_pages = 0;
+  for (size_t p = 0; p < pages.page_capacity(); ++p) {
+    occupied_pages += pages.occupied_masks()[p] != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(occupied_pages, needed);
 }
 
 // Stores with nothing to move, and a single entity alone or with only a tag.

@@ -14,11 +14,14 @@
 // every move (PlanCompaction), after the trades.
 #include <algorithm>
 #include <cassert>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/numeric/bits.h"
+#include "absl/types/span.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -84,7 +87,11 @@ struct Survey {
   std::vector<uint64_t> signatures;
   std::vector<uint32_t> counts;     // per signature: entities
   std::vector<uint32_t> first_slot; // per signature: a slot holding it
-  std::vector<Group> groups;        // in page order
+  // In page order. Written through a pointer into storage that is not zeroed first:
+  // a vector's push_back (a capacity check and a call per group) was a third of the
+  // survey.
+  std::unique_ptr<Group[]> group_storage;
+  absl::Span<const Group> groups;
   std::vector<uint32_t> order;      // signature indices, sorted by signature
   std::vector<uint32_t> start;      // per signature: its range's first slot
   std::vector<uint32_t> owner;      // per page of the ranges: the signature owning it
@@ -120,9 +127,74 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
     out.first_slot.push_back(slot);
     return k;
   };
-  out.groups.reserve(num_pages * 2);
+  // Room for two groups per page (the common case) and a page's worth more; a page
+  // of more sets grows it first.
+  size_t capacity = num_pages * 2 + kEntityPageSize;
+  std::unique_ptr<Survey::Group[]> groups(new Survey::Group[capacity]);
+  size_t num_groups = 0;
+  auto add_group = [&](size_t page, uint32_t s, uint32_t bits) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    const uint32_t count = PopCount(bits);
+    out.counts[s] += count;
+    groups[num_groups++] = {static_cast<uint32_t>(page), s, bits, count};
+  };
+  // The index of `signature`, first from a one-entry cache per kind of group (the
+  // pages of a store repeat the same few sets, so the cache almost always hits).
+  struct Cached {
+    uint64_t signature = 0;
+    uint32_t index = ~uint32_t{0};
+  };
+  auto cached_index = [&](Cached& cache, uint64_t signature, uint32_t slot)
+                          ABSL_ATTRIBUTE_ALWAYS_INLINE {
+                            if (cache.index == ~uint32_t{0} || cache.signature != signature) {
+                              cache.signature = signature;
+                              cache.index = signature_index(signature, slot);
+                            }
+                            return cache.index;
+                          };
+  Cached split_cache;
+  Cached rest_cache;
   for (size_t page = 0; page < num_pages; ++page) {
-    uint32_t remaining = occupied[page];
+    const uint32_t occupied_bits = occupied[page];
+    if (occupied_bits == 0) continue;
+    const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
+    // The common page has at most two sets: every type's mask is empty, full (all the
+    // occupied slots) or one same partial mask `split`. Then the sets are the slots of
+    // `split` and the rest, their signatures the full types' plus (for `split`) the
+    // partial types', found with a few operations per type and no branch on the data.
+    uint32_t split = 0;
+    uint32_t mismatch = 0;
+    uint64_t full_signature = 0;
+    uint64_t split_signature = 0;
+    for (size_t c = 0; c < num_types; ++c) {
+      const uint32_t mask = masks[c][page] & occupied_bits;
+      const uint32_t full = mask == occupied_bits ? 1u : 0u;
+      const uint32_t part = (mask != 0 ? 1u : 0u) & (full ^ 1u);
+      split |= split == 0 ? mask & (0u - part) : 0u;
+      mismatch |= part & (mask != split ? 1u : 0u);
+      full_signature ^= keys[c] & (uint64_t{0} - full);
+      split_signature ^= keys[c] & (uint64_t{0} - part);
+    }
+    if (mismatch == 0) {
+      if (split != 0) {
+        add_group(page,
+                  cached_index(split_cache, full_signature ^ split_signature,
+                               base + static_cast<uint32_t>(absl::countr_zero(split))),
+                  split);
+      }
+      const uint32_t rest = occupied_bits & ~split;
+      add_group(page,
+                cached_index(rest_cache, full_signature,
+                             base + static_cast<uint32_t>(absl::countr_zero(rest))),
+                rest);
+      continue;
+    }
+    if (capacity - num_groups < kEntityPageSize) {
+      capacity *= 2;
+      std::unique_ptr<Survey::Group[]> grown(new Survey::Group[capacity]);
+      std::copy(groups.get(), groups.get() + num_groups, grown.get());
+      groups = std::move(grown);
+    }
+    uint32_t remaining = occupied_bits;
     // The slots of the page with the set of its lowest unassigned slot: AND (or
     // AND-NOT) each type's mask word, a few words per set, not per slot.
     while (remaining != 0) {
@@ -137,14 +209,12 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
         same &= mask ^ (has - 1);  // mask if slot i has c, else ~mask
         signature ^= keys[c] & (uint64_t{0} - has);
       }
-      const uint32_t s =
-          signature_index(signature, static_cast<uint32_t>(page * kEntityPageSize + i));
-      const uint32_t count = PopCount(same);
-      out.counts[s] += count;
-      out.groups.push_back({static_cast<uint32_t>(page), s, same, count});
+      add_group(page, signature_index(signature, base + i), same);
       remaining &= ~same;
     }
   }
+  out.group_storage = std::move(groups);
+  out.groups = absl::MakeConstSpan(out.group_storage.get(), num_groups);
   const size_t num_signatures = out.signatures.size();
   out.order.resize(num_signatures);
   for (uint32_t s = 0; s < num_signatures; ++s) out.order[s] = s;
@@ -234,22 +304,46 @@ bool EntityPages::PlanTrades() {
   const size_t n = survey.signatures.size();
   const bool dense = n <= PairBuckets::kMaxDense;
   std::vector<uint32_t> pairs(dense ? n * n : 0);
+  // The groups are in page order and the ranges cover pages [0, end / 32) in `order`:
+  // one walk over the groups, range by range, with no per-page lookup of the owner. A
+  // page wholly inside range r adds each group of another set to (set, r); only the
+  // page holding the range's end (its padding) looks at bits.
   size_t total = 0;
-  ForEachRangePage(survey, page_capacity_, [&](uint32_t, uint32_t s_owner, uint32_t in_range,
-                                               size_t g0, size_t g1) {
-    for (size_t k = g0; k < g1; ++k) {
-      const Survey::Group& g = survey.groups[k];
-      if (in_range == ~uint32_t{0}) {  // inside the owner's range: home or all away
-        if (g.signature == s_owner) continue;
-        total += g.count;
-        if (dense) pairs[size_t{g.signature} * n + s_owner] += g.count;
-        continue;
-      }
-      const uint32_t bits = Away(survey, g, s_owner, in_range);
-      total += PopCount(bits);
-      if (dense) pairs[size_t{g.signature} * n + s_owner] += PopCount(bits & in_range);
+  const absl::Span<const Survey::Group> groups = survey.groups;
+  size_t k = 0;
+  uint32_t scratch = 0;  // the many-sets store's (set, range) counter: unused
+  auto count_of = [&](uint32_t s, uint32_t r) -> uint32_t& {
+    return dense ? pairs[size_t{s} * n + r] : scratch;
+  };
+  std::vector<uint32_t> away_of(n, 0);         // per set: its outsiders
+  std::vector<size_t> range_groups_end(n, 0);  // per range: past its last page's groups
+  for (const uint32_t r : survey.order) {
+    const uint32_t range_end = survey.start[r] + survey.counts[r];
+    const uint32_t full_end_page = range_end >> kEntityPageShift;
+    for (; k < groups.size() && groups[k].page < full_end_page; ++k) {
+      const Survey::Group& g = groups[k];
+      const uint32_t away = g.signature == r ? 0 : g.count;
+      total += away;
+      away_of[g.signature] += away;
+      count_of(g.signature, r) += away;
     }
-  });
+    const uint32_t in_range = (uint32_t{1} << (range_end & (kEntityPageSize - 1))) - 1;
+    if (in_range != 0) {  // the range's last page is partly padding
+      for (; k < groups.size() && groups[k].page == full_end_page; ++k) {
+        const Survey::Group& g = groups[k];
+        const uint32_t bits = g.signature == r ? g.bits & ~in_range : g.bits;
+        total += PopCount(bits);
+        away_of[g.signature] += PopCount(bits);
+        count_of(g.signature, r) += PopCount(bits & in_range);
+      }
+    }
+    range_groups_end[r] = k;
+  }
+  const size_t past_ranges = k;
+  for (; k < groups.size(); ++k) {  // past the ranges
+    total += groups[k].count;
+    away_of[groups[k].signature] += groups[k].count;
+  }
   if (total == 0) return false;
   if (!dense) {
     moves_pending_ = true;  // many sets: the full plan of the moves does it all
@@ -283,28 +377,15 @@ bool EntityPages::PlanTrades() {
   }
   // The moves left after the trades, planned now from the same survey: the trades
   // of (s, r) take the first min(s in r's range, r in s's range) of both in slot
-  // order, so the outsiders past those, and the holes they leave, are the rest.
-  // Whole groups are skipped by their popcounts; only a group holding the boundary
-  // is walked bit by bit.
-  std::vector<uint32_t> seen(n * n, 0);
+  // order, so the outsiders left are the last ones of each (set, range) bucket, those
+  // on padding and those past the ranges. A range's holes (its slots that no entity of
+  // its set holds or gets by a trade) are as many as its set's outsiders left, all
+  // used. Both are found by walking each range's pages backwards from its end, only
+  // until its untraded outsiders and its holes are all found: after a first
+  // compaction's trades they are near the ends, so the walk is a few pages per range,
+  // not a second pass over the store.
   auto traded = [&](uint32_t s, uint32_t r) {
     return s == r ? 0 : std::min(pairs[size_t{s} * n + r], pairs[size_t{r} * n + s]);
-  };
-  // The bits of `bits` (slots of set s in r's range) past the bucket's traded ones.
-  auto untraded = [&](uint32_t s, uint32_t r, uint32_t bits, uint32_t count) {
-    uint32_t& k = seen[size_t{s} * n + r];
-    const uint32_t limit = traded(s, r);
-    if (k >= limit) {
-      k += count;
-      return bits;
-    }
-    if (k + count <= limit) {
-      k += count;
-      return uint32_t{0};
-    }
-    for (; k < limit; ++k) bits &= bits - 1;  // drop the lowest: they trade
-    k += PopCount(bits);
-    return bits;
   };
   std::vector<std::vector<uint32_t>> outsiders(n);
   std::vector<std::vector<uint32_t>> holes(n);
@@ -313,36 +394,65 @@ bool EntityPages::PlanTrades() {
       out.push_back(base + static_cast<uint32_t>(absl::countr_zero(bits)));
     }
   };
-  ForEachRangePage(survey, page_capacity_, [&](uint32_t page, uint32_t s_owner,
-                                               uint32_t in_range, size_t g0, size_t g1) {
-    const uint32_t base = page * kEntityPageSize;
-    uint32_t taken = 0;  // slots of the owner's range that are, or will be, home
-    for (size_t k = g0; k < g1; ++k) {
-      const Survey::Group& g = survey.groups[k];
-      if (in_range == ~uint32_t{0}) {  // inside the owner's range: home or all away
-        if (g.signature == s_owner) {
-          taken |= g.bits;
+  std::vector<uint32_t> untraded_left(n);  // per set: its outsiders in this range to find
+  size_t range_groups_begin = 0;
+  for (const uint32_t r : survey.order) {
+    size_t outsiders_left = 0;
+    size_t traded_out = 0;  // r's outsiders that trade
+    for (uint32_t s = 0; s < n; ++s) {
+      untraded_left[s] = pairs[size_t{s} * n + r] - traded(s, r);
+      outsiders_left += untraded_left[s];
+      traded_out += traded(r, s);
+    }
+    size_t holes_left = away_of[r] - traded_out;
+    const uint32_t range_end = survey.start[r] + survey.counts[r];
+    const uint32_t full_end_page = range_end >> kEntityPageShift;
+    const uint32_t last_in_range = (uint32_t{1} << (range_end & (kEntityPageSize - 1))) - 1;
+    const uint32_t first_page = survey.start[r] >> kEntityPageShift;
+    size_t g = range_groups_end[r];
+    // The last page first: it holds the padding, whose entities are outsiders too.
+    uint32_t page = last_in_range != 0 ? full_end_page : full_end_page - 1;
+    for (;;) {
+      const uint32_t in_range = page == full_end_page ? last_in_range : ~uint32_t{0};
+      const uint32_t base = page * kEntityPageSize;
+      uint32_t taken = 0;  // slots of the range that are, or will be, home
+      for (; g > range_groups_begin && groups[g - 1].page == page; --g) {
+        const Survey::Group& group = groups[g - 1];
+        std::vector<uint32_t>& out = outsiders[group.signature];
+        append(out, base, group.bits & ~in_range);  // on padding: in no range
+        uint32_t in = group.bits & in_range;
+        if (group.signature == r) {
+          taken |= in;
           continue;
         }
-        const uint32_t left = untraded(g.signature, s_owner, g.bits, g.count);
-        taken |= g.bits & ~left;
-        append(outsiders[g.signature], base, left);
-        continue;
+        // The highest ones left of the bucket do not trade; the rest do (an entity of
+        // r comes in).
+        for (uint32_t& left = untraded_left[group.signature]; left != 0 && in != 0; --left) {
+          const uint32_t top = uint32_t{1} << (31 - absl::countl_zero(in));
+          out.push_back(base + static_cast<uint32_t>(31 - absl::countl_zero(in)));
+          in &= ~top;
+          --outsiders_left;
+        }
+        taken |= in;
       }
-      const uint32_t bits = Away(survey, g, s_owner, in_range);
-      taken |= g.bits & ~bits;
-      if (const uint32_t in = bits & in_range; in != 0) {
-        const uint32_t left = untraded(g.signature, s_owner, in, PopCount(in));
-        taken |= in & ~left;  // traded away: an entity of the owner comes in
-        append(outsiders[g.signature], base, left);
-      }
-      append(outsiders[g.signature], base, bits & ~in_range);
+      const uint32_t page_holes = in_range & ~taken;
+      assert(PopCount(page_holes) <= holes_left);
+      holes_left -= PopCount(page_holes);
+      append(holes[r], base, page_holes);
+      if ((outsiders_left == 0 && holes_left == 0) || page == first_page) break;
+      --page;
     }
-    if (page < survey.owner.size()) append(holes[s_owner], base, in_range & ~taken);
-  });
+    assert(outsiders_left == 0 && holes_left == 0);
+    range_groups_begin = range_groups_end[r];
+  }
+  for (size_t k = past_ranges; k < groups.size(); ++k) {
+    const Survey::Group& group = groups[k];
+    append(outsiders[group.signature], group.page * kEntityPageSize, group.bits);
+  }
   for (const uint32_t s : survey.order) {
-    assert(outsiders[s].size() <= holes[s].size());
-    for (size_t k = 0; k < outsiders[s].size(); ++k) {
+    assert(outsiders[s].size() == holes[s].size());
+    const size_t moves = std::min(outsiders[s].size(), holes[s].size());
+    for (size_t k = 0; k < moves; ++k) {
       const uint32_t from = outsiders[s][k];
       const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
       plan_.push_back({e.index(), e.generation(), holes[s][k]});
@@ -355,39 +465,64 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
                               uint32_t* out, size_t max) {
   const size_t num_types = types_.size();
   const uint32_t* const flips = trade_sets_.data() + cursor.set;
+  // Pages [.., end_page) hold the range's slots (the last one partly, maybe).
+  const uint32_t last_page = cursor.end >> kEntityPageShift;
+  const uint32_t end_bits = cursor.end & (kEntityPageSize - 1);
+  const uint32_t end_page =
+      static_cast<uint32_t>(std::min<size_t>(last_page + (end_bits != 0 ? 1 : 0), page_capacity_));
+  auto match_of = [&](uint32_t page) {
+    uint32_t match = occupied_[page];
+    for (size_t c = 0; c < num_types; ++c) match &= masks[c][page] ^ flips[c];
+    if (page == last_page) match &= (uint32_t{1} << end_bits) - 1;
+    return match;
+  };
+  uint32_t page = cursor.page;
+  uint32_t bits = cursor.bits;
+  if (page == kNoSlot) {  // nothing cached: start at cursor.next
+    page = cursor.next >> kEntityPageShift;
+    if (cursor.next >= cursor.end || page >= end_page) {
+      cursor.next = cursor.end;
+      return 0;
+    }
+    bits = match_of(page) & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
+  }
   size_t n = 0;
-  while (n < max) {
-    if (cursor.bits != 0) {
-      // The page's matches, as many as fit: a tight loop, not a call per slot.
-      const uint32_t base = cursor.page * kEntityPageSize;
-      uint32_t bits = cursor.bits;
-      do {
+  for (;;) {
+    const uint32_t base = page * kEntityPageSize;
+    while (bits != 0 && n < max) {
+      if (n + 8 <= max) {
+        // Eight slots written whatever the page's count (those past it are garbage the
+        // next page overwrites; out has room), then n advances by the count: no branch
+        // that depends on how many matches the page has, which mispredicted once per
+        // page when the loop stopped at the last one.
+        uint32_t rest = bits;
+        for (size_t k = 0; k < 8; ++k) {
+          out[n + k] = base + static_cast<uint32_t>(absl::countr_zero(rest));
+          rest &= rest - 1;
+        }
+        const uint32_t count = PopCount(bits);
+        n += count <= 8 ? count : 8;
+        bits = rest;
+      } else {
         out[n++] = base + static_cast<uint32_t>(absl::countr_zero(bits));
         bits &= bits - 1;
-      } while (bits != 0 && n < max);
+      }
+    }
+    if (bits != 0) {  // out is full mid-page: the rest of the page stays cached
+      cursor.page = page;
       cursor.bits = bits;
       cursor.next = out[n - 1] + 1;
-      continue;
+      return n;
     }
-    if (cursor.page != kNoSlot) {  // no match left in the cached page
-      cursor.next = std::max(cursor.next, (cursor.page + 1) * kEntityPageSize);
+    ++page;
+    if (page >= end_page || n == max) {
       cursor.page = kNoSlot;
+      cursor.bits = 0;
+      cursor.next = page >= end_page ? cursor.end : page * kEntityPageSize;
+      return n;
     }
-    if (cursor.next >= cursor.end) break;
-    const uint32_t page = cursor.next >> kEntityPageShift;
-    if (page >= page_capacity_) {
-      cursor.next = cursor.end;
-      break;
-    }
-    uint32_t match = occupied_[page] & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
-    if ((cursor.end >> kEntityPageShift) == page) {
-      match &= (uint32_t{1} << (cursor.end & (kEntityPageSize - 1))) - 1;
-    }
-    for (size_t c = 0; c < num_types; ++c) match &= masks[c][page] ^ flips[c];
-    cursor.page = page;
-    cursor.bits = match;
+    bits = match_of(page);
   }
-  return n;
 }
 
 bool EntityPages::PlanCompaction() {
@@ -397,7 +532,7 @@ bool EntityPages::PlanCompaction() {
   plan_end_ = survey.end;
   const size_t num_signatures = survey.signatures.size();
   const std::vector<uint32_t>& order = survey.order;
-  const std::vector<Survey::Group>& groups = survey.groups;
+  const absl::Span<const Survey::Group> groups = survey.groups;
 
   // 3. Holes per signature and outsiders per (signature, range they stand in), in
   // slot order: first their numbers (popcounts over the groups), so that every
