@@ -299,7 +299,7 @@ class EntityPages {
   std::byte* page_data(ComponentId c, size_t page) const { return types_[c].data[page]; }
   // entity_at: the entity in slot `i` of `page`. Requires that slot to be occupied.
   // In the identity layout it comes from the index itself and the generation table
-  // (entity pages are written only once a compaction needs them).
+  // (4 bytes per slot read, where the entity page's record is 8).
   Entity entity_at(size_t page, uint32_t i) const {
     if (!indirect_) {
       const size_t index = page * kEntityPageSize + i;
