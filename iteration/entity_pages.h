@@ -467,6 +467,24 @@ class EntityPages {
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t SlotOfIndex(uint32_t index) const {
     return indirect_ ? slot_of_[index] : index;
   }
+  // The generation and slot tables copied into a batch loop's local, which its stores
+  // cannot change (see AddBatchWith): InStore and SlotOfIndex on the copies.
+  struct IndexTables {
+    const uint32_t* gen;
+    size_t gen_size;
+    const uint32_t* slot_of;
+    bool indirect;
+    ABSL_ATTRIBUTE_ALWAYS_INLINE bool InStore(uint32_t index, uint32_t generation) const {
+      return index < gen_size && gen[index] == generation &&
+             generation != Entity::kInvalidGeneration;
+    }
+    ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Slot(uint32_t index) const {
+      return indirect ? slot_of[index] : index;
+    }
+  };
+  IndexTables index_tables() const {
+    return {gen_of_.data(), gen_size_, slot_of_.data(), indirect_};
+  }
   void SetSlot(uint32_t index, uint32_t slot) {
     if (indirect_) slot_of_[index] = slot;
   }

@@ -34,10 +34,7 @@ absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId 
     uint32_t* const masks = hot.masks;
     // An unregistered id sends every entity to RemoveSlow, which reports it.
     const size_t direct_pages = hot.id == c ? hot.direct_pages : 0;
-    const uint32_t* const gen = gen_of_.data();
-    const size_t gen_size = gen_size_;
-    const bool indirect = indirect_;
-    const uint32_t* const slot_of = slot_of_.data();
+    const IndexTables tables = index_tables();
     uint16_t* const count = count_.data();
     const size_t start = i;
     bool emptied = false;
@@ -49,11 +46,8 @@ absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId 
       // Remove's fast path, the same conditions (see there).
       const uint32_t index = entity[i].index();
       const uint32_t generation = entity[i].generation();
-      if (ABSL_PREDICT_FALSE(index >= gen_size || gen[index] != generation ||
-                             generation == Entity::kInvalidGeneration)) {
-        break;
-      }
-      const uint32_t slot = indirect ? slot_of[index] : index;
+      if (ABSL_PREDICT_FALSE(!tables.InStore(index, generation))) break;
+      const uint32_t slot = tables.Slot(index);
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
       if (page != run_page) {

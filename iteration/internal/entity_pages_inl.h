@@ -171,10 +171,7 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
         hot.id == c && (kValueSize == kUntypedSize || hot.size == kValueSize)
             ? hot.direct_pages
             : 0;
-    const uint32_t* const gen = gen_of_.data();
-    const size_t gen_size = gen_size_;
-    const bool indirect = indirect_;
-    const uint32_t* const slot_of = slot_of_.data();
+    const IndexTables tables = index_tables();
     uint16_t* const count = count_.data();
     const size_t start = i;
     // The mask of page `run_page` as the loop changed it, kept in a register while
@@ -187,11 +184,8 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
       // AddWith's fast path, the same conditions (see there).
       const uint32_t index = entity[i].index();
       const uint32_t generation = entity[i].generation();
-      if (ABSL_PREDICT_FALSE(index >= gen_size || gen[index] != generation ||
-                             generation == Entity::kInvalidGeneration)) {
-        break;
-      }
-      const uint32_t slot = indirect ? slot_of[index] : index;
+      if (ABSL_PREDICT_FALSE(!tables.InStore(index, generation))) break;
+      const uint32_t slot = tables.Slot(index);
       const uint32_t page = slot >> kEntityPageShift;
       const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
       if (page != run_page) {
