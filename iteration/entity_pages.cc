@@ -203,6 +203,11 @@ std::byte* EntityPages::EnsureDataPage(ComponentType& type, uint32_t page) {
   return data;
 }
 
+void EntityPages::EnsureDirectDataPage(ComponentId c, uint32_t page) {
+  assert(c < types_.size() && page < hot_[c].direct_pages);
+  EnsureDataPage(types_[c], page);
+}
+
 void EntityPages::FreeDataPage(ComponentType& type, uint32_t page) {
   std::byte*& data = type.data[page];
   if (type.size != 0) {

@@ -506,6 +506,10 @@ class EntityPages {
   void GrowSlotTable(size_t entities);
   EntityPage* EnsureEntityPage(uint32_t page);
   std::byte* EnsureDataPage(ComponentType& type, uint32_t page);
+  // EnsureDataPage for a registered type's page below its direct_pages: the page's
+  // data is then at HotById(c).base + page * 32 * size, as before the call (Add's
+  // fast path calls it for the first element of a page and goes on).
+  void EnsureDirectDataPage(ComponentId c, uint32_t page);
   void FreeDataPage(ComponentType& type, uint32_t page);
   void MarkDirty(uint32_t page);
   // Slots: AllocateSlot takes a free slot for entity index `index` (its own if free,

@@ -29,7 +29,7 @@ absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId 
   const size_t n = entities.size();
   size_t i = 0;
   while (i < n) {
-    // The tables in locals, reloaded after each out-of-line call (see AddBatchWith).
+    // The tables in locals, reloaded after RemoveSlow (see AddBatchWith).
     const HotType& hot = HotById(c);
     uint32_t* const masks = hot.masks;
     // An unregistered id sends every entity to RemoveSlow, which reports it.
@@ -37,8 +37,6 @@ absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId 
     const IndexTables tables = index_tables();
     uint16_t* const count = count_.data();
     const size_t start = i;
-    bool emptied = false;
-    uint32_t emptied_slot = 0;
     // The mask of the page being walked, in a register (see AddBatchWith).
     uint32_t run_page = kNoSlot;
     uint32_t run_mask = 0;
@@ -59,21 +57,18 @@ absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId 
       if (ABSL_PREDICT_FALSE((run_mask & flag) == 0)) break;
       run_mask &= ~flag;
       if (ABSL_PREDICT_FALSE(--count[slot] == 0 || run_mask == 0)) {
-        // Done for this entity but for the bookkeeping, out of line below.
-        emptied = true;
-        emptied_slot = slot;
-        break;
+        // The page goes on the dirty list, an emptied slot is freed. Neither changes
+        // a table the loop holds (a freed entity's generation entry is read through
+        // the pointer), so the loop goes on without reloading them.
+        masks[run_page] = run_mask;
+        RemoveEmptied(index, slot);
       }
     }
     if (run_page != kNoSlot) masks[run_page] = run_mask;
-    if (i != start || emptied) layout_changed_ = true;
+    if (i != start) layout_changed_ = true;
     if (i == n) break;
-    if (emptied) {
-      RemoveEmptied(entity[i].index(), emptied_slot);
-    } else {
-      const absl::Status status = RemoveSlow(entity[i].index(), entity[i].generation(), c);
-      if (ABSL_PREDICT_FALSE(!status.ok())) return BatchError(status, i);
-    }
+    const absl::Status status = RemoveSlow(entity[i].index(), entity[i].generation(), c);
+    if (ABSL_PREDICT_FALSE(!status.ok())) return BatchError(status, i);
     ++i;
   }
   return absl::OkStatus();

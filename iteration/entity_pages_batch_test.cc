@@ -440,6 +440,46 @@ TEST(EntityPagesBatch, WholePagesAcrossReleasesAndTheLastComponent) {
   }
 }
 
+// A component removed from every entity of its pages and released comes back through
+// the fast paths of both forms: its data pages are allocated again where they were, and
+// the entities keep their other components.
+TEST(EntityPagesBatch, ComponentAddedBackAfterItsPagesWereReleased) {
+  MovingWorld world(3 * kEntityPageSize + 5);  // 4 pages, the last one partly full
+  ASSERT_THAT(world.pages.Add(world.entities, world.pos, Position{1, 2, 3}), IsOk());
+  ASSERT_EQ(world.pages.allocated_data_pages(), 4u);
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE(round);
+    const bool batch = round % 2 == 0;
+    const Velocity v{float(round), 0, 0};
+    if (batch) {
+      ASSERT_THAT(world.pages.Add(world.entities, world.vel, v), IsOk());
+    } else {
+      for (Entity e : world.entities) ASSERT_THAT(world.pages.Add(e, world.vel, v), IsOk());
+    }
+    EXPECT_EQ(world.pages.allocated_data_pages(), 8u);
+    for (Entity e : world.entities) {
+      ASSERT_NE(world.pages.TryGet(e, world.vel), nullptr);
+      EXPECT_EQ(world.pages.TryGet(e, world.vel)->x, float(round));
+    }
+    // Consecutive slots of one page hold consecutive elements.
+    EXPECT_EQ(world.pages.TryGet(world.entities[1], world.vel),
+              world.pages.TryGet(world.entities[0], world.vel) + 1);
+    if (batch) {
+      ASSERT_THAT(world.pages.Remove(world.entities, world.vel), IsOk());
+    } else {
+      for (Entity e : world.entities) ASSERT_THAT(world.pages.Remove(e, world.vel), IsOk());
+    }
+    EXPECT_EQ(world.pages.num_dirty_pages(), 4u);
+    EXPECT_EQ(world.pages.ReleaseEmptyPages(), 4u);  // Velocity's data pages only
+    EXPECT_EQ(world.pages.allocated_data_pages(), 4u);
+    EXPECT_EQ(world.pages.num_entities(), world.entities.size());
+    for (Entity e : world.entities) {
+      EXPECT_EQ(world.pages.TryGet(e, world.vel), nullptr);
+      EXPECT_EQ(world.pages.TryGet(e, world.pos)->z, 3.0f);
+    }
+  }
+}
+
 // Whether every occupied page holds one component set (what a finished compaction
 // leaves).
 bool PagesAreHomogeneous(const EntityPages& pages) {

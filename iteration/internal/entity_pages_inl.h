@@ -112,9 +112,11 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
     if (ABSL_PREDICT_TRUE(page < direct_pages)) {
       uint32_t& mask = masks[page];
       const uint32_t old_mask = mask;
-      // A page with a bit set has its data page (one with none may too: AddSlow
-      // finds it).
-      if (ABSL_PREDICT_TRUE(old_mask != 0 && (old_mask & flag) == 0)) {
+      if (ABSL_PREDICT_TRUE((old_mask & flag) == 0)) {
+        // A page with a bit set has its data page; one with none may not (a data page
+        // is released once its mask empties): allocated here, at the address direct
+        // addressing gives it, so the loop needs no reload.
+        if (ABSL_PREDICT_FALSE(old_mask == 0)) EnsureDirectDataPage(c, page);
         ++count_[slot];
         mask = old_mask | flag;
         layout_changed_ = true;
@@ -194,7 +196,9 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
         run_page = page;
         run_mask = masks[page];
       }
-      if (ABSL_PREDICT_FALSE(run_mask == 0 || (run_mask & flag) != 0)) break;
+      if (ABSL_PREDICT_FALSE((run_mask & flag) != 0)) break;
+      // The first element of a page with no bit set: its data page (see AddWith).
+      if (ABSL_PREDICT_FALSE(run_mask == 0)) EnsureDirectDataPage(c, page);
       ++count[slot];
       run_mask |= flag;
       write(base + size_t{slot} * size, static_cast<uint32_t>(size));
