@@ -7,7 +7,8 @@
 // the swap kTradeAhead ahead prefetched. The trade's two sets say which types each side
 // has, so no mask is read; a copy's destination data pages are allocated before the
 // loop, and elements are addressed from the type's reservation when the batch's pages
-// are all in it.
+// are all in it. A type's work on a pair is a function compiled for its kind (swap or
+// copy, which way), element size and addressing, chosen once per batch.
 //
 // NOTE: as in entity_pages_compact.cc, every helper or lambda that only prefetches is
 // ABSL_ATTRIBUTE_ALWAYS_INLINE: GCC 12 deletes calls to a function it finds pure, and
@@ -35,44 +36,13 @@ struct TradeColumn {
   // type's reservation, else null (through data[page]).
   std::byte* base;
   uint32_t size;
-  uint32_t op;  // ColumnOp(size, swap)
   bool swap;    // both sides have the type: swap the elements, masks unchanged
   bool y_to_x;  // one side has it: y's element goes to x (else x's to y), bits flip
   ComponentId id;
+  // What the pair (x, y) does to the column, compiled for its kind, size and
+  // addressing (ExchangeFor): no test of any of them per pair.
+  void (*exchange)(const TradeColumn& column, uint32_t x, uint32_t y);
 };
-
-// What a pair does to a column's elements, one switch: a tag nothing, fixed sizes a
-// few moves, others a loop or memcpy.
-enum : uint32_t {
-  kOpTag,
-  kOpSwap4,
-  kOpCopy4,
-  kOpSwap8,
-  kOpCopy8,
-  kOpSwap12,
-  kOpCopy12,
-  kOpSwap16,
-  kOpCopy16,
-  kOpSwapAny,
-  kOpCopyAny
-};
-inline uint32_t ColumnOp(uint32_t size, bool swap) {
-  const uint32_t copy = swap ? 0 : 1;
-  switch (size) {
-    case 0:
-      return kOpTag;
-    case 4:
-      return kOpSwap4 + copy;
-    case 8:
-      return kOpSwap8 + copy;
-    case 12:
-      return kOpSwap12 + copy;
-    case 16:
-      return kOpSwap16 + copy;
-    default:
-      return kOpSwapAny + copy;
-  }
-}
 
 // How many pairs ahead SwapTradePairs prefetches a pair's lines (the slot-table
 // entries half as far: they need the records in). A fused pair takes a few ns once its
@@ -95,18 +65,63 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PrefetchElement(const std::byte* p, siz
   __builtin_prefetch(p + bytes - 1, 1, 2);
 }
 
-// Swaps the elements at `from` and `to`, or copies `from`'s to `to`.
-template <size_t kSize>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ExchangeElement(std::byte* from, std::byte* to,
-                                                         bool swap) {
-  if (swap) {
-    std::byte tmp[kSize];
-    std::memcpy(tmp, from, kSize);
-    std::memcpy(from, to, kSize);
-    std::memcpy(to, tmp, kSize);
-  } else {
-    std::memcpy(to, from, kSize);
+enum class Kind { kSwap, kXToY, kYToX };
+
+// The pair (x, y)'s work on one column of a trade, for each kind, element size (0: any,
+// the column's) and addressing: a copy flips both slots' mask bits, a swap leaves them.
+template <Kind kKind, size_t kSize, bool kDirect>
+void ExchangePair(const TradeColumn& column, uint32_t x, uint32_t y) {
+  const uint32_t from = kKind == Kind::kYToX ? y : x;
+  const uint32_t to = kKind == Kind::kYToX ? x : y;
+  if constexpr (kKind != Kind::kSwap) {
+    column.masks[from >> kEntityPageShift] ^= uint32_t{1} << (from & (kEntityPageSize - 1));
+    column.masks[to >> kEntityPageShift] ^= uint32_t{1} << (to & (kEntityPageSize - 1));
   }
+  if constexpr (kSize == 0 && kDirect) return;  // a tag: no bytes
+  const size_t size = kSize != 0 ? kSize : column.size;
+  auto at = [&](uint32_t slot) ABSL_ATTRIBUTE_ALWAYS_INLINE -> std::byte* {
+    if constexpr (kDirect) return column.base + size_t{slot} * size;
+    return column.data[slot >> kEntityPageShift] + size_t{slot & (kEntityPageSize - 1)} * size;
+  };
+  std::byte* const pf = at(from);
+  std::byte* const pt = at(to);
+  if constexpr (kKind != Kind::kSwap) {
+    std::memcpy(pt, pf, size);
+  } else if constexpr (kSize != 0) {
+    std::byte tmp[kSize];
+    std::memcpy(tmp, pf, kSize);
+    std::memcpy(pf, pt, kSize);
+    std::memcpy(pt, tmp, kSize);
+  } else {
+    std::swap_ranges(pf, pf + size, pt);
+  }
+}
+
+// The ExchangePair for a column: tags use <kind, 0, true> (no bytes), fixed sizes up
+// to 16 bytes with direct addressing get their own copies, others the any-size ones.
+template <Kind kKind>
+auto ExchangeOfKind(const TradeColumn& column) {
+  if (column.size == 0) return &ExchangePair<kKind, 0, true>;
+  if (column.base == nullptr) return &ExchangePair<kKind, 0, false>;
+  switch (column.size) {
+    case 4:
+      return &ExchangePair<kKind, 4, true>;
+    case 8:
+      return &ExchangePair<kKind, 8, true>;
+    case 12:
+      return &ExchangePair<kKind, 12, true>;
+    case 16:
+      return &ExchangePair<kKind, 16, true>;
+    default:
+      // Any size, through the base: ExchangePair<kKind, 0, true> is the tag's, so the
+      // data-page table it is (the base and the table give the same address).
+      return &ExchangePair<kKind, 0, false>;
+  }
+}
+
+void (*ExchangeFor(const TradeColumn& column))(const TradeColumn&, uint32_t, uint32_t) {
+  if (column.swap) return ExchangeOfKind<Kind::kSwap>(column);
+  return column.y_to_x ? ExchangeOfKind<Kind::kYToX>(column) : ExchangeOfKind<Kind::kXToY>(column);
 }
 
 }  // namespace
@@ -127,8 +142,9 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
       if ((!has_x && !has_y) || (type.size != 0) != (with_data != 0)) continue;
       count_x += has_x;
       count_y += has_y;
+      if (type.size == 0 && has_x && has_y) continue;  // a tag both have: nothing to do
       column_list.push_back({type.masks.data(), type.data.data(), nullptr, type.size,
-                             ColumnOp(type.size, has_x && has_y), has_x && has_y, !has_x, c});
+                             has_x && has_y, !has_x, c, nullptr});
     }
   }
   // The destination pages of the copies exist before the loop (the pairs' pages
@@ -152,6 +168,7 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
     const HotType& hot = hot_[column.id];
     if (last_page < hot.direct_pages) column.base = hot.base;
   }
+  for (TradeColumn& column : column_list) column.exchange = ExchangeFor(column);
   // Locals, not members: the element copies store through std::byte pointers, which may
   // alias anything, so members would be reloaded after each. No table grows during a
   // trade (EnsureDataPage writes data-page entries only).
@@ -225,58 +242,7 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
     if (ABSL_PREDICT_FALSE(!dirty[x_page])) MarkDirty(x_page);
     if (ABSL_PREDICT_FALSE(!dirty[y_page])) MarkDirty(y_page);
     // Then every type the pair's entities have.
-    for (size_t i = 0; i < num_columns; ++i) {
-      const TradeColumn& column = columns[i];
-      const uint32_t from = column.y_to_x ? y : x;
-      const uint32_t to = column.y_to_x ? x : y;
-      if (!column.swap) {
-        column.masks[from >> kEntityPageShift] ^= uint32_t{1} << (from & (kEntityPageSize - 1));
-        column.masks[to >> kEntityPageShift] ^= uint32_t{1} << (to & (kEntityPageSize - 1));
-      }
-      if (column.op == kOpTag) continue;
-      const size_t size = column.size;
-      std::byte* pf;
-      std::byte* pt;
-      if (column.base != nullptr) {
-        pf = column.base + size_t{from} * size;
-        pt = column.base + size_t{to} * size;
-      } else {
-        pf = column.data[from >> kEntityPageShift] + size_t{from & (kEntityPageSize - 1)} * size;
-        pt = column.data[to >> kEntityPageShift] + size_t{to & (kEntityPageSize - 1)} * size;
-      }
-      switch (column.op) {
-        case kOpSwap4:
-          ExchangeElement<4>(pf, pt, true);
-          break;
-        case kOpCopy4:
-          ExchangeElement<4>(pf, pt, false);
-          break;
-        case kOpSwap8:
-          ExchangeElement<8>(pf, pt, true);
-          break;
-        case kOpCopy8:
-          ExchangeElement<8>(pf, pt, false);
-          break;
-        case kOpSwap12:
-          ExchangeElement<12>(pf, pt, true);
-          break;
-        case kOpCopy12:
-          ExchangeElement<12>(pf, pt, false);
-          break;
-        case kOpSwap16:
-          ExchangeElement<16>(pf, pt, true);
-          break;
-        case kOpCopy16:
-          ExchangeElement<16>(pf, pt, false);
-          break;
-        case kOpSwapAny:
-          std::swap_ranges(pf, pf + size, pt);
-          break;
-        default:
-          std::memcpy(pt, pf, size);
-          break;
-      }
-    }
+    for (size_t i = 0; i < num_columns; ++i) columns[i].exchange(columns[i], x, y);
   }
 }
 
