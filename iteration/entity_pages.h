@@ -88,8 +88,8 @@
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "iteration/archetype.h"
+#include "iteration/internal/entity_pages_types.h"
 #include "iteration/internal/page_pool.h"
-#include "iteration/internal/page_range.h"
 
 namespace strata {
 
@@ -330,79 +330,14 @@ class EntityPages {
   size_t MemoryUsage() const;
 
  private:
-  // What a walk handing out Entity handles and a compaction need per slot, written
-  // when an entity takes the slot (read by the walks only after a compaction). The hot
-  // per-slot state of Add/Remove (component counts, dirty flags) is in flat arrays
-  // instead (count_, dirty_), so those paths do not chase the page pointer. A slot's
-  // index and generation are one word (Entity::bits()), so moving or swapping a
-  // record touches one cache line per side, not one for each (see
-  // docs/notes/iteration.md, "Compaction").
-  struct EntityPage {
-    uint64_t entity[kEntityPageSize];  // Entity::bits() of the entity per slot
-  };
-  struct ComponentType {
-    std::string name;
-    uint32_t size;
-    uint32_t alignment;
-    std::vector<uint32_t> masks;      // page_capacity_ long
-    std::vector<std::byte*> data;     // page_capacity_ long; null = not allocated
-    // The data pages' pool: blocks of 32 * size bytes (tags, size 0, use none).
-    iteration_internal::PagePool pool;
-    // Pages [first_page, end_page) hold every allocated data page (data_page_range).
-    uint32_t first_page = 0;
-    uint32_t end_page = 0;
-    bool range_stale = false;  // a boundary page was freed: shrink in ReleaseEmptyPages
-    // The data pages below hot_[c].direct_pages (see HotType), reserved when the
-    // first data page is allocated.
-    iteration_internal::PageRange range{kEntityPageSize};
-  };
-  // HotType: what Add, Remove and TryGet read of a type, in a table with an entry for
-  // every id below kMaxComponentTypes and one more that every larger id reads
-  // (Hot(c)), so that they can read it before checking the id: a loop of TryGet then
-  // loads it once, not per call (loads after the checks are conditional, and the
-  // compiler does not hoist those). TryGet needs no id check of its own: an entry that
-  // is not a registered type's has direct_pages 0, so every page is past it and the
-  // call goes to the branch that checks the id. Add and Remove, which reload the
-  // entry on every call anyway (see AddWith), read entry id % kMaxComponentTypes and
-  // compare its id field (HotById), an instruction fewer than clamping the id.
-  // Direct addressing: the data of slot s of a page below direct_pages is at
-  // base + s * size (data[page] holds the same address); pages past it come from the
-  // type's pool and are found through data[page]. Tags: the shared storage, every page.
-  // direct_pages is 0 until the type's first data page reserves its range.
-  struct alignas(32) HotType {
-    uint32_t* masks = nullptr;  // types_[c].masks.data()
-    std::byte* base = nullptr;
-    uint32_t size = 0;
-    // The registered id of the entry (kNoComponent if none): Add and Remove read the
-    // entry of id % kMaxComponentTypes and compare, one instruction fewer per call
-    // than clamping the id when it is not already in a register.
-    ComponentId id = kNoComponent;
-    size_t direct_pages = 0;
-  };
-  static constexpr ComponentId kNoComponent = 0xFFFFFFFFu;
-  // One move of a compaction plan: put entity (index, generation) at `target`.
-  struct PlannedMove {
-    uint32_t index;
-    uint32_t generation;
-    uint32_t target;
-  };
-  // A trade of a compaction pass: the entities of one component set standing in a
-  // second set's range swap places, in slot order, with those of the second set
-  // standing in the first's. Each side is a cursor over a range of slots (`next` the
-  // first not looked at, `end` past the last) for the entities of `set` (an offset
-  // into trade_sets_); `bits` caches what is left of page `page`'s matches (for one
-  // call: `page` is kNoSlot when none is cached).
-  struct TradeCursor {
-    uint32_t next;
-    uint32_t end;
-    uint32_t set;
-    uint32_t page;
-    uint32_t bits;
-  };
-  struct Trade {
-    TradeCursor a;  // entities of a's set in b's set's range
-    TradeCursor b;
-  };
+  // The types of the private state (iteration/internal/entity_pages_types.h).
+  using EntityPage = iteration_internal::EntityPage;
+  using ComponentType = iteration_internal::ComponentType;
+  using HotType = iteration_internal::HotType;
+  using IndexTables = iteration_internal::IndexTables;
+  using PlannedMove = iteration_internal::PlannedMove;
+  using TradeCursor = iteration_internal::TradeCursor;
+  using Trade = iteration_internal::Trade;
 
   // Copies a value of `size` bytes, or zero-fills if `value` is null. Out of line:
   // inlined into a caller that passes a smaller object, GCC's -Warray-bounds flags the
@@ -467,21 +402,6 @@ class EntityPages {
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t SlotOfIndex(uint32_t index) const {
     return indirect_ ? slot_of_[index] : index;
   }
-  // The generation and slot tables copied into a batch loop's local, which its stores
-  // cannot change (see AddBatchWith): InStore and SlotOfIndex on the copies.
-  struct IndexTables {
-    const uint32_t* gen;
-    size_t gen_size;
-    const uint32_t* slot_of;
-    bool indirect;
-    ABSL_ATTRIBUTE_ALWAYS_INLINE bool InStore(uint32_t index, uint32_t generation) const {
-      return index < gen_size && gen[index] == generation &&
-             generation != Entity::kInvalidGeneration;
-    }
-    ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Slot(uint32_t index) const {
-      return indirect ? slot_of[index] : index;
-    }
-  };
   IndexTables index_tables() const {
     return {gen_of_.data(), gen_size_, slot_of_.data(), indirect_};
   }
