@@ -421,6 +421,8 @@ class EntityPages {
   void MakeIndirect();
   // Grows `table` to `size` entries, entry i = i for the new ones.
   static void GrowIdentityTable(LargeVector<uint32_t>& table, size_t size);
+  // Writes table[i] = i for i in [begin, end).
+  static void WriteIdentity(uint32_t* table, size_t begin, size_t end);
   void ShrinkDataPageRanges();
   void GrowTo(size_t page);
   void GrowSlotTable(size_t entities);
