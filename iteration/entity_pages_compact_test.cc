@@ -154,6 +154,18 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
       ASSERT_EQ(pages.entity_at(slot / kEntityPageSize, slot % kEntityPageSize), e);
     }
     ASSERT_EQ(pages.num_entities(), in_store);
+    // Every page where a type has an element has its data page, inside the type's
+    // range of data pages (the walks skip pages outside it); tags included.
+    for (int t = 0; t < kTypes; ++t) {
+      const uint32_t* masks = pages.page_masks(ids[t]);
+      const auto [first, end] = pages.data_page_range(ids[t]);
+      for (size_t page = 0; page < pages.page_capacity(); ++page) {
+        if (masks[page] == 0) continue;
+        ASSERT_NE(pages.page_data(ids[t], page), nullptr) << "type " << t << " page " << page;
+        ASSERT_GE(page, first) << "type " << t;
+        ASSERT_LT(page, end) << "type " << t;
+      }
+    }
     std::set<uint32_t> live_indices;
     for (Entity e : live) live_indices.insert(e.index());
     for (Entity e : dead) {
@@ -197,13 +209,17 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
     // The typed walk hands out each entity's own data.
     Filter with_w1;
     with_w1.Include(w1);
-    ForEachMatch(pages, with_w1, [&](Entity e, W1& v, W3* v3) {
-      ASSERT_EQ(v.v[0], ref[1][e]) << e;
-      ASSERT_EQ(v3 != nullptr, ref[3].count(e) != 0) << e;
-      if (v3 != nullptr) {
-        ASSERT_EQ(v3->v[2], ref[3][e] + 14) << e;
-      }
-    }, w1, Optional(w3));
+    ForEachMatch(
+        pages, with_w1,
+        [&](Entity e, W1& v, W3* v3, Tag* t) {
+          ASSERT_EQ(v.v[0], ref[1][e]) << e;
+          ASSERT_EQ(v3 != nullptr, ref[3].count(e) != 0) << e;
+          if (v3 != nullptr) {
+            ASSERT_EQ(v3->v[2], ref[3][e] + 14) << e;
+          }
+          ASSERT_EQ(t != nullptr, ref[0].count(e) != 0) << e;
+        },
+        w1, Optional(w3), Optional(tag));
   };
   auto forget = [&](Entity e) {
     for (auto& map : ref) map.erase(e);

@@ -147,13 +147,13 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
                              has_x && has_y, !has_x, c, nullptr});
     }
   }
-  // The destination pages of the copies exist before the loop (the pairs' pages
-  // ascend on each side, so a page is looked up once per run of its pairs); then an
-  // element is at a computed address when the batch's pages are all in the type's
-  // reservation (both sides ascend: their last pages are the largest).
+  // The destination pages of the copies exist before the loop, tags' too: a set bit
+  // implies a data page inside the type's page range, which the walks read (the
+  // pairs' pages ascend on each side, so a page is looked up once per run of its
+  // pairs). Then an element is at a computed address when the batch's pages are all
+  // in the type's reservation (both sides ascend: their last pages are the largest).
   const uint32_t last_page = std::max(xs[n - 1], ys[n - 1]) >> kEntityPageShift;
   for (TradeColumn& column : column_list) {
-    if (column.size == 0) continue;
     if (!column.swap) {
       const uint32_t* to = column.y_to_x ? xs : ys;
       uint32_t page = kNoSlot;
