@@ -129,6 +129,17 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
       ASSERT_EQ(got[k], ref[t][e] + 7 * k) << e << " type " << t << " word " << k;
     }
   };
+  // After a Compact or a ReleaseEmptyPages: a type has a data page exactly where it
+  // has an element (none emptied and kept, none missing).
+  auto check_released = [&] {
+    for (int t = 0; t < kTypes; ++t) {
+      const uint32_t* masks = pages.page_masks(ids[t]);
+      for (size_t page = 0; page < pages.page_capacity(); ++page) {
+        ASSERT_EQ(pages.page_data(ids[t], page) != nullptr, masks[page] != 0)
+            << "type " << t << " page " << page;
+      }
+    }
+  };
   auto check = [&](int step) {
     SCOPED_TRACE(absl::StrCat("step ", step));
     size_t in_store = 0;
@@ -308,8 +319,12 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
       if (budget == 0) {
         ASSERT_EQ(moves, 0u);
       }
+      if (moves != 0) {
+        ASSERT_NO_FATAL_FAILURE(check_released());
+      }
     } else {
       pages.ReleaseEmptyPages();
+      ASSERT_NO_FATAL_FAILURE(check_released());
     }
     if (dead.size() > 100) dead.erase(dead.begin(), dead.begin() + 50);
     ASSERT_NO_FATAL_FAILURE(check(step));

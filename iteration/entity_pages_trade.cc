@@ -3,8 +3,8 @@
 // the design and the figures).
 //
 // A trade's batch of swaps runs fused: each swap whole (records, counts, slot table,
-// dirty marks, then every type either entity has) before the next, with every line of
-// the swap kTradeAhead ahead prefetched. The trade's two sets say which types each side
+// then every type either entity has) before the next, with every line of the swap
+// kTradeAhead ahead prefetched. The trade's two sets say which types each side
 // has, so no mask is read; a copy's destination data pages are allocated before the
 // loop, and elements are addressed from the type's reservation when the batch's pages
 // are all in it. A type's work on a pair is a function compiled for its kind (swap or
@@ -40,8 +40,9 @@ struct TradeColumn {
   bool y_to_x;  // one side has it: y's element goes to x (else x's to y), bits flip
   ComponentId id;
   // What the pair (x, y) does to the column, compiled for its kind, size and
-  // addressing (ExchangeFor): no test of any of them per pair.
-  void (*exchange)(const TradeColumn& column, uint32_t x, uint32_t y);
+  // addressing (ExchangeFor): no test of any of them per pair. True when a copy took
+  // the last element of the type off the source's page.
+  bool (*exchange)(const TradeColumn& column, uint32_t x, uint32_t y);
 };
 
 // How many pairs ahead SwapTradePairs prefetches a pair's lines (the slot-table
@@ -69,15 +70,19 @@ enum class Kind { kSwap, kXToY, kYToX };
 
 // The pair (x, y)'s work on one column of a trade, for each kind, element size (0: any,
 // the column's) and addressing: a copy flips both slots' mask bits, a swap leaves them.
+// Returns whether the source's page has no element of the type left (a copy's only).
 template <Kind kKind, size_t kSize, bool kDirect>
-void ExchangePair(const TradeColumn& column, uint32_t x, uint32_t y) {
+bool ExchangePair(const TradeColumn& column, uint32_t x, uint32_t y) {
   const uint32_t from = kKind == Kind::kYToX ? y : x;
   const uint32_t to = kKind == Kind::kYToX ? x : y;
+  bool emptied = false;
   if constexpr (kKind != Kind::kSwap) {
-    column.masks[from >> kEntityPageShift] ^= uint32_t{1} << (from & (kEntityPageSize - 1));
+    uint32_t& from_mask = column.masks[from >> kEntityPageShift];
+    from_mask ^= uint32_t{1} << (from & (kEntityPageSize - 1));
+    emptied = from_mask == 0;
     column.masks[to >> kEntityPageShift] ^= uint32_t{1} << (to & (kEntityPageSize - 1));
   }
-  if constexpr (kSize == 0 && kDirect) return;  // a tag: no bytes
+  if constexpr (kSize == 0 && kDirect) return emptied;  // a tag: no bytes
   const size_t size = kSize != 0 ? kSize : column.size;
   auto at = [&](uint32_t slot) ABSL_ATTRIBUTE_ALWAYS_INLINE -> std::byte* {
     if constexpr (kDirect) return column.base + size_t{slot} * size;
@@ -95,6 +100,7 @@ void ExchangePair(const TradeColumn& column, uint32_t x, uint32_t y) {
   } else {
     std::swap_ranges(pf, pf + size, pt);
   }
+  return emptied;
 }
 
 // The ExchangePair for a column: tags use <kind, 0, true> (no bytes), fixed sizes up
@@ -119,7 +125,7 @@ auto ExchangeOfKind(const TradeColumn& column) {
   }
 }
 
-void (*ExchangeFor(const TradeColumn& column))(const TradeColumn&, uint32_t, uint32_t) {
+bool (*ExchangeFor(const TradeColumn& column))(const TradeColumn&, uint32_t, uint32_t) {
   if (column.swap) return ExchangeOfKind<Kind::kSwap>(column);
   return column.y_to_x ? ExchangeOfKind<Kind::kYToX>(column) : ExchangeOfKind<Kind::kXToY>(column);
 }
@@ -181,7 +187,6 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
   EntityPage* const* const entity_pages = entity_pages_.data();
   uint16_t* const counts = count_.data();
   uint32_t* const slot_of = slot_of_.data();
-  const uint8_t* const dirty = dirty_.data();
   // Prefetching a pair's lines costs about as many instructions as swapping them, so a
   // side whose slots are dense (consecutive pairs share lines, an ascending stream the
   // hardware prefetcher follows) is left to the hardware.
@@ -238,11 +243,17 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
     counts[y] = count_x;
     slot_of[Entity::FromBits(entity_y).index()] = x;
     slot_of[Entity::FromBits(entity_x).index()] = y;
-    // Either page may lose its last entity with some component.
-    if (ABSL_PREDICT_FALSE(!dirty[x_page])) MarkDirty(x_page);
-    if (ABSL_PREDICT_FALSE(!dirty[y_page])) MarkDirty(y_page);
-    // Then every type the pair's entities have.
-    for (size_t i = 0; i < num_columns; ++i) columns[i].exchange(columns[i], x, y);
+    // Then every type the pair's entities have. Both slots stay occupied, so a page
+    // can only lose its last element of a type a copy takes off it: its data page is
+    // freed here, as ReleaseEmptyPages would (no dirty mark, no second pass over the
+    // pages). No later pair of the batch reads it: the copy's sources ascend, and all
+    // hold the type.
+    for (size_t i = 0; i < num_columns; ++i) {
+      const TradeColumn& column = columns[i];
+      if (ABSL_PREDICT_FALSE(column.exchange(column, x, y))) {
+        FreeDataPage(types_[column.id], column.y_to_x ? y_page : x_page);
+      }
+    }
   }
 }
 
