@@ -21,39 +21,21 @@
 #include "absl/types/span.h"
 #include "iteration/entity_pages.h"
 #include "iteration/internal/compaction_survey.h"
+#include "iteration/internal/page_slots.h"
 
 namespace strata {
 
+using iteration_internal::AppendPageSlots;
 using iteration_internal::Away;
 using iteration_internal::ForEachRangePage;
+using iteration_internal::PageMatches;
+using iteration_internal::PageMatchRows;
 using iteration_internal::PairBuckets;
 using iteration_internal::PopCount;
 using iteration_internal::Survey;
 using iteration_internal::SurveyPages;
 
-namespace {
-
-// The slots of each byte's set bits, lowest first, padded with zeros (what TakeOfSet
-// writes for a whole page: eight slots per byte, whatever the byte's count, then n
-// advances by the count). 8 KiB, read a row per byte of a page.
-struct ByteSlots {
-  uint32_t slot[256][8];
-  uint8_t count[256];
-};
-constexpr ByteSlots MakeByteSlots() {
-  ByteSlots table{};
-  for (uint32_t byte = 0; byte < 256; ++byte) {
-    uint8_t n = 0;
-    for (uint32_t bit = 0; bit < 8; ++bit) {
-      if ((byte >> bit) & 1u) table.slot[byte][n++] = bit;
-    }
-    table.count[byte] = n;
-  }
-  return table;
-}
-constexpr ByteSlots kByteSlots = MakeByteSlots();
-
-}  // namespace
+static_assert(iteration_internal::kPageSlots == kEntityPageSize);
 
 std::vector<const uint32_t*> EntityPages::TypeMasks() const {
   std::vector<const uint32_t*> masks(types_.size());
@@ -253,12 +235,8 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
   const uint32_t end_bits = cursor.end & (kEntityPageSize - 1);
   const uint32_t end_page =
       static_cast<uint32_t>(std::min<size_t>(last_page + (end_bits != 0 ? 1 : 0), page_capacity_));
-  auto match_of = [&](uint32_t page) {
-    uint32_t match = occupied_[page];
-    for (size_t c = 0; c < num_types; ++c) match &= masks[c][page] ^ flips[c];
-    if (page == last_page) match &= (uint32_t{1} << end_bits) - 1;
-    return match;
-  };
+  const PageMatchRows rows{occupied_.data(), masks,     flips,
+                           num_types,        last_page, (uint32_t{1} << end_bits) - 1};
   uint32_t page = cursor.page;
   uint32_t bits = cursor.bits;
   if (page == kNoSlot) {  // nothing cached: start at cursor.next
@@ -267,21 +245,15 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
       cursor.next = cursor.end;
       return 0;
     }
-    bits = match_of(page) & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
+    bits = PageMatches(rows, page) & (~uint32_t{0} << (cursor.next & (kEntityPageSize - 1)));
   }
   size_t n = 0;
   for (;;) {
     const uint32_t base = page * kEntityPageSize;
     if (bits != 0 && n + kEntityPageSize <= max) {
-      // The whole page, a byte at a time from a table: the same few instructions for a
-      // page of three matches or of thirty (a loop per match spent more than the swaps
-      // of a dense side's pairs).
-      for (uint32_t byte_index = 0; byte_index < 4; ++byte_index) {
-        const uint32_t byte = (bits >> (8 * byte_index)) & 0xFFu;
-        const uint32_t byte_base = base + 8 * byte_index;
-        for (size_t k = 0; k < 8; ++k) out[n + k] = byte_base + kByteSlots.slot[byte][k];
-        n += kByteSlots.count[byte];
-      }
+      // The whole page at once (a loop per match spent more than the swaps of a dense
+      // side's pairs).
+      n += AppendPageSlots(bits, base, out + n);
       bits = 0;
     }
     while (bits != 0 && n < max) {
@@ -309,14 +281,16 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
       cursor.next = out[n - 1] + 1;
       return n;
     }
-    ++page;
+    // The pages that fit whole, in one dispatched call (a vector compress per 8 or 16
+    // slots where the CPU has one), then the next page as above.
+    page = iteration_internal::TakeWholePages(rows, page + 1, end_page, out, n, max);
     if (page >= end_page || n == max) {
       cursor.page = kNoSlot;
       cursor.bits = 0;
       cursor.next = page >= end_page ? cursor.end : page * kEntityPageSize;
       return n;
     }
-    bits = match_of(page);
+    bits = PageMatches(rows, page);
   }
 }
 

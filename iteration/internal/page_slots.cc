@@ -1,0 +1,83 @@
+#include "iteration/internal/page_slots.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "absl/base/attributes.h"
+#include "absl/numeric/bits.h"
+
+// Compiled once per Highway target (the loop below), then dispatched at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "iteration/internal/page_slots.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace strata::iteration_internal {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Not instrumented by ASan: GCC spills AVX-512 vectors to 64-byte-aligned stack slots,
+// which ASan's fake stack frames (detect_stack_use_after_return) do not align, and the
+// aligned reload faults. The tests check every write against canaries instead.
+ABSL_ATTRIBUTE_NO_SANITIZE_ADDRESS
+uint32_t TakeWholePagesTarget(const PageMatchRows& rows, uint32_t page, uint32_t end_page,
+                              uint32_t* HWY_RESTRICT out, size_t& n_ref, size_t max) {
+  size_t n = n_ref;
+  if constexpr (HWY_LANES(uint32_t) >= 8) {
+    // A page is 32 slots: 32 / lanes compresses of the slot numbers by the page's
+    // bits, each stored whole (its tail is overwritten by the next).
+    const hn::ScalableTag<uint32_t> d;
+    constexpr size_t kLanes = HWY_LANES(uint32_t);
+    constexpr uint32_t kChunkBits = kLanes >= 32 ? ~uint32_t{0} : (uint32_t{1} << kLanes) - 1;
+    const auto lane = hn::Iota(d, 0);
+    for (; page < end_page && n + kPageSlots <= max; ++page) {
+      const uint32_t match = PageMatches(rows, page);
+      const uint32_t base = page * kPageSlots;
+      for (uint32_t k = 0; k < kPageSlots; k += kLanes) {
+        const uint32_t chunk = (match >> k) & kChunkBits;
+        uint8_t bytes[8] = {};
+        std::memcpy(bytes, &chunk, sizeof(chunk));
+        const auto slots = hn::Add(lane, hn::Set(d, base + k));
+        hn::StoreU(hn::Compress(slots, hn::LoadMaskBits(d, bytes)), d, out + n);
+        n += hwy::PopCount(uint64_t{chunk});
+      }
+    }
+  } else {
+    for (; page < end_page && n + kPageSlots <= max; ++page) {
+      n += AppendPageSlots(PageMatches(rows, page), page * kPageSlots, out + n);
+    }
+  }
+  n_ref = n;
+  return page;
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace strata::iteration_internal
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace strata::iteration_internal {
+
+HWY_EXPORT(TakeWholePagesTarget);
+
+uint32_t TakeWholePages(const PageMatchRows& rows, uint32_t page, uint32_t end_page, uint32_t* out,
+                        size_t& n, size_t max) {
+  return HWY_DYNAMIC_DISPATCH(TakeWholePagesTarget)(rows, page, end_page, out, n, max);
+}
+
+uint32_t TakeWholePagesScalar(const PageMatchRows& rows, uint32_t page, uint32_t end_page,
+                              uint32_t* out, size_t& n, size_t max) {
+  for (; page < end_page && n + kPageSlots <= max; ++page) {
+    const uint32_t base = page * kPageSlots;
+    for (uint32_t bits = PageMatches(rows, page); bits != 0; bits &= bits - 1) {
+      out[n++] = base + static_cast<uint32_t>(absl::countr_zero(bits));
+    }
+  }
+  return page;
+}
+
+}  // namespace strata::iteration_internal
+#endif  // HWY_ONCE

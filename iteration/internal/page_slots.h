@@ -1,0 +1,86 @@
+// The slots of a run of pages whose entities hold one component set, for the
+// compaction cursors (EntityPages::TakeOfSet). Internal to //iteration:entity_pages.
+//
+//   PageMatchRows rows{occupied, masks, flips, num_types, last_page, last_bits};
+//   size_t n = 0;
+//   page = TakeWholePages(rows, page, end_page, out, n, max);
+//
+// A page's matches are occupied[page] & AND over c of (masks[c][page] ^ flips[c])
+// (and last_bits on last_page): flips[c] is 0 for a type of the set, all ones for one
+// it lacks, so the matches are the slots holding exactly the set.
+#ifndef STRATA_ITERATION_INTERNAL_PAGE_SLOTS_H_
+#define STRATA_ITERATION_INTERNAL_PAGE_SLOTS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::iteration_internal {
+
+// Slots per page (kEntityPageSize, which entity_pages_plan.cc checks it equals).
+inline constexpr uint32_t kPageSlots = 32;
+
+struct PageMatchRows {
+  const uint32_t* occupied;
+  const uint32_t* const* masks;  // num_types arrays of one word per page
+  const uint32_t* flips;         // num_types words
+  size_t num_types;
+  uint32_t last_page;  // the page whose matches are cut by last_bits
+  uint32_t last_bits;
+};
+
+// The positions of each byte's set bits, lowest first, padded with zeros.
+struct ByteSlots {
+  uint32_t slot[256][8];
+  uint8_t count[256];
+};
+constexpr ByteSlots MakeByteSlots() {
+  ByteSlots table{};
+  for (uint32_t byte = 0; byte < 256; ++byte) {
+    uint8_t n = 0;
+    for (uint32_t bit = 0; bit < 8; ++bit) {
+      if ((byte >> bit) & 1u) table.slot[byte][n++] = bit;
+    }
+    table.count[byte] = n;
+  }
+  return table;
+}
+inline constexpr ByteSlots kByteSlots = MakeByteSlots();
+
+// Writes the slots base + i of the set bits i of `bits`, ascending, to out[0..) and
+// returns their number; writes out[0, 32) whatever the count. A byte at a time from
+// kByteSlots (the compiler makes each two vector adds and stores): the same few
+// instructions for a page of three matches as of thirty.
+inline size_t AppendPageSlots(uint32_t bits, uint32_t base, uint32_t* out) {
+  size_t n = 0;
+  for (uint32_t byte_index = 0; byte_index < 4; ++byte_index) {
+    const uint32_t byte = (bits >> (8 * byte_index)) & 0xFFu;
+    const uint32_t byte_base = base + 8 * byte_index;
+    for (size_t k = 0; k < 8; ++k) out[n + k] = byte_base + kByteSlots.slot[byte][k];
+    n += kByteSlots.count[byte];
+  }
+  return n;
+}
+
+// The matches of one page.
+inline uint32_t PageMatches(const PageMatchRows& rows, uint32_t page) {
+  uint32_t match = rows.occupied[page];
+  for (size_t c = 0; c < rows.num_types; ++c) match &= rows.masks[c][page] ^ rows.flips[c];
+  if (page == rows.last_page) match &= rows.last_bits;
+  return match;
+}
+
+// Appends to out[n..] the slots (page * 32 + bit, ascending) of every match of pages
+// page, page + 1, ... while page < end_page and a whole page fits (n + 32 <= max).
+// Returns the first page not taken. May write up to out[n + 31] past the slots taken
+// (out must have max entries). Highway-dispatched: a vector compress per 8 or 16
+// slots where the CPU has one (AVX2, AVX-512), AppendPageSlots otherwise.
+uint32_t TakeWholePages(const PageMatchRows& rows, uint32_t page, uint32_t end_page, uint32_t* out,
+                        size_t& n, size_t max);
+
+// The same, one slot at a time: the reference the dispatched one is tested against.
+uint32_t TakeWholePagesScalar(const PageMatchRows& rows, uint32_t page, uint32_t end_page,
+                              uint32_t* out, size_t& n, size_t max);
+
+}  // namespace strata::iteration_internal
+
+#endif  // STRATA_ITERATION_INTERNAL_PAGE_SLOTS_H_

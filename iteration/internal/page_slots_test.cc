@@ -1,0 +1,127 @@
+#include "iteration/internal/page_slots.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "hwy/targets.h"
+#include "testing/random.h"
+
+namespace strata::iteration_internal {
+namespace {
+
+constexpr uint32_t kCanary = 0xDEADBEEFu;
+
+void CompareOnRandomPages(::strata::testing::Random& rng);
+
+// Random masks whose bits are mostly clear, mostly set or half and half, so that pages
+// of 0, a few, many and 32 matches all occur.
+uint32_t RandomMask(::strata::testing::Random& rng) {
+  switch (rng.UniformInt(0, 4)) {
+    case 0:
+      return 0;
+    case 1:
+      return ~uint32_t{0};
+    case 2:
+      return rng.Next32() & rng.Next32() & rng.Next32();  // sparse
+    case 3:
+      return rng.Next32() | rng.Next32();  // dense
+    default:
+      return rng.Next32();
+  }
+}
+
+TEST(PageSlots, AppendPageSlotsListsEveryBitInOrder) {
+  uint32_t out[32];
+  EXPECT_EQ(AppendPageSlots(0, 64, out), 0u);
+  ASSERT_EQ(AppendPageSlots(~uint32_t{0}, 64, out), 32u);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(out[i], 64 + i);
+  ASSERT_EQ(AppendPageSlots(0x80000101u, 0, out), 3u);
+  EXPECT_EQ(out[0], 0u);
+  EXPECT_EQ(out[1], 8u);
+  EXPECT_EQ(out[2], 31u);
+}
+
+// Every target compiled in and supported here (the byte table below AVX2, the vector
+// compress from it) against the slot-at-a-time reference.
+TEST(PageSlots, DispatchedMatchesScalarOnRandomPages) {
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    ASSERT_NO_FATAL_FAILURE(CompareOnRandomPages(rng));
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+void CompareOnRandomPages(::strata::testing::Random& rng) {
+  constexpr uint32_t kPages = 300;
+  for (int round = 0; round < 200; ++round) {
+    const size_t num_types = static_cast<size_t>(rng.UniformInt(0, 3));
+    std::vector<uint32_t> occupied(kPages);
+    std::vector<std::vector<uint32_t>> mask_rows(num_types, std::vector<uint32_t>(kPages));
+    std::vector<const uint32_t*> masks;
+    std::vector<uint32_t> flips;
+    for (uint32_t& word : occupied) word = RandomMask(rng);
+    for (auto& row : mask_rows) {
+      for (uint32_t& word : row) word = RandomMask(rng);
+      masks.push_back(row.data());
+      flips.push_back(rng.Bernoulli(0.5) ? 0 : ~uint32_t{0});
+    }
+    const uint32_t first = static_cast<uint32_t>(rng.UniformInt(0, kPages));
+    const uint32_t end = static_cast<uint32_t>(rng.UniformInt(first, kPages));
+    const uint32_t last_page = static_cast<uint32_t>(rng.UniformInt(0, kPages));
+    const PageMatchRows rows{occupied.data(), masks.data(), flips.data(),
+                             num_types,       last_page,    RandomMask(rng)};
+    const size_t max = static_cast<size_t>(rng.UniformInt(0, 2000));
+    const size_t start = max == 0 ? 0 : static_cast<size_t>(rng.UniformInt(0, max));
+    SCOPED_TRACE(absl::StrCat("round ", round, " pages [", first, ", ", end, ") max ", max,
+                              " start ", start));
+
+    std::vector<uint32_t> want(max + 8, kCanary);
+    std::vector<uint32_t> got(max + 8, kCanary);
+    size_t n_want = start;
+    size_t n_got = start;
+    const uint32_t page_want = TakeWholePagesScalar(rows, first, end, want.data(), n_want, max);
+    const uint32_t page_got = TakeWholePages(rows, first, end, got.data(), n_got, max);
+    ASSERT_EQ(page_got, page_want);
+    ASSERT_EQ(n_got, n_want);
+    for (size_t i = start; i < n_want; ++i) ASSERT_EQ(got[i], want[i]) << "at " << i;
+    for (size_t i = 0; i < start; ++i) ASSERT_EQ(got[i], kCanary) << "before the start";
+    for (size_t i = max; i < got.size(); ++i) ASSERT_EQ(got[i], kCanary) << "past max";
+    // Stopped only at the end or with less than a page of room.
+    ASSERT_TRUE(page_want == end || n_want + kPageSlots > max);
+    // Every slot is a match of its page, ascending.
+    for (size_t i = start; i < n_want; ++i) {
+      const uint32_t slot = want[i];
+      ASSERT_LT(slot / kPageSlots, page_want);
+      ASSERT_NE((PageMatches(rows, slot / kPageSlots) >> (slot % kPageSlots)) & 1u, 0u);
+      if (i > start) {
+        ASSERT_GT(slot, want[i - 1]);
+      }
+    }
+  }
+}
+
+TEST(PageSlots, NoRoomOrNoPagesTakesNothing) {
+  const uint32_t occupied[2] = {~uint32_t{0}, ~uint32_t{0}};
+  const PageMatchRows rows{occupied, nullptr, nullptr, 0, 2, 0};
+  uint32_t out[64];
+  size_t n = 0;
+  EXPECT_EQ(TakeWholePages(rows, 0, 0, out, n, 64), 0u);  // no pages
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(TakeWholePages(rows, 0, 2, out, n, 31), 0u);  // less than a page of room
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(TakeWholePages(rows, 0, 2, out, n, 63), 1u);  // one page fits, not two
+  EXPECT_EQ(n, 32u);
+  n = 0;
+  EXPECT_EQ(TakeWholePages(rows, 0, 2, out, n, 64), 2u);
+  ASSERT_EQ(n, 64u);
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], i);
+}
+
+}  // namespace
+}  // namespace strata::iteration_internal
