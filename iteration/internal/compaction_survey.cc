@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/numeric/bits.h"
 
@@ -61,22 +62,14 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
     out.counts[s] += count;
     groups[num_groups++] = {static_cast<uint32_t>(page), s, bits, count};
   };
-  // The index of `signature`, first from a one-entry cache per kind of group (the
-  // pages of a store repeat the same few sets, so the cache almost always hits).
-  struct Cached {
-    uint64_t signature = 0;
-    uint32_t index = ~uint32_t{0};
-  };
-  auto cached_index = [&](Cached& cache, uint64_t signature, uint32_t slot)
-                          ABSL_ATTRIBUTE_ALWAYS_INLINE {
-                            if (cache.index == ~uint32_t{0} || cache.signature != signature) {
-                              cache.signature = signature;
-                              cache.index = signature_index(signature, slot);
-                            }
-                            return cache.index;
-                          };
-  Cached split_cache;
-  Cached rest_cache;
+  // The index of a signature, first from a one-entry cache per kind of group (the
+  // pages of a store repeat the same few sets, so the cache almost always hits). Plain
+  // locals, not a struct a lambda takes by reference: the compiler kept those in
+  // memory, loaded and stored on every page.
+  uint64_t split_key = 0;
+  uint32_t split_index = ~uint32_t{0};
+  uint64_t rest_key = 0;
+  uint32_t rest_index = ~uint32_t{0};
   for (size_t page = 0; page < num_pages; ++page) {
     const uint32_t occupied_bits = occupied[page];
     if (occupied_bits == 0) continue;
@@ -100,16 +93,21 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
     }
     if (mismatch == 0) {
       if (split != 0) {
-        add_group(page,
-                  cached_index(split_cache, full_signature ^ split_signature,
-                               base + static_cast<uint32_t>(absl::countr_zero(split))),
-                  split);
+        const uint64_t signature = full_signature ^ split_signature;
+        if (ABSL_PREDICT_FALSE(signature != split_key || split_index == ~uint32_t{0})) {
+          split_key = signature;
+          split_index =
+              signature_index(signature, base + static_cast<uint32_t>(absl::countr_zero(split)));
+        }
+        add_group(page, split_index, split);
       }
       const uint32_t rest = occupied_bits & ~split;
-      add_group(page,
-                cached_index(rest_cache, full_signature,
-                             base + static_cast<uint32_t>(absl::countr_zero(rest))),
-                rest);
+      if (ABSL_PREDICT_FALSE(full_signature != rest_key || rest_index == ~uint32_t{0})) {
+        rest_key = full_signature;
+        rest_index =
+            signature_index(full_signature, base + static_cast<uint32_t>(absl::countr_zero(rest)));
+      }
+      add_group(page, rest_index, rest);
       continue;
     }
     if (capacity - num_groups < kEntityPageSize) {
