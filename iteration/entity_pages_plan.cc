@@ -235,8 +235,12 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
   const uint32_t end_bits = cursor.end & (kEntityPageSize - 1);
   const uint32_t end_page =
       static_cast<uint32_t>(std::min<size_t>(last_page + (end_bits != 0 ? 1 : 0), page_capacity_));
-  const PageMatchRows rows{occupied_.data(), masks,     flips,
-                           num_types,        last_page, (uint32_t{1} << end_bits) - 1};
+  const PageMatchRows rows{.occupied = occupied_.data(),
+                           .masks = masks,
+                           .flips = flips,
+                           .num_types = num_types,
+                           .last_page = last_page,
+                           .last_bits = (uint32_t{1} << end_bits) - 1};
   uint32_t page = cursor.page;
   uint32_t bits = cursor.bits;
   if (page == kNoSlot) {  // nothing cached: start at cursor.next

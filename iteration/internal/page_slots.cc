@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "absl/base/attributes.h"
 #include "absl/numeric/bits.h"
@@ -25,20 +24,21 @@ ABSL_ATTRIBUTE_NO_SANITIZE_ADDRESS
 uint32_t TakeWholePagesTarget(const PageMatchRows& rows, uint32_t page, uint32_t end_page,
                               uint32_t* HWY_RESTRICT out, size_t& n_ref, size_t max) {
   size_t n = n_ref;
-  if constexpr (HWY_LANES(uint32_t) >= 8) {
+  // Fixed vectors of 8 or 16 lanes (AVX2, AVX-512); others (128-bit, scalable) use the
+  // byte table.
+  constexpr size_t kLanes = HWY_LANES(uint32_t);
+  if constexpr (kLanes == 8 || kLanes == 16) {
     // A page is 32 slots: 32 / lanes compresses of the slot numbers by the page's
     // bits, each stored whole (its tail is overwritten by the next).
     const hn::ScalableTag<uint32_t> d;
-    constexpr size_t kLanes = HWY_LANES(uint32_t);
-    constexpr uint32_t kChunkBits = kLanes >= 32 ? ~uint32_t{0} : (uint32_t{1} << kLanes) - 1;
+    constexpr uint32_t kChunkBits = (uint32_t{1} << kLanes) - 1;
     const auto lane = hn::Iota(d, 0);
     for (; page < end_page && n + kPageSlots <= max; ++page) {
       const uint32_t match = PageMatches(rows, page);
       const uint32_t base = page * kPageSlots;
       for (uint32_t k = 0; k < kPageSlots; k += kLanes) {
         const uint32_t chunk = (match >> k) & kChunkBits;
-        uint8_t bytes[8] = {};
-        std::memcpy(bytes, &chunk, sizeof(chunk));
+        const uint8_t bytes[8] = {static_cast<uint8_t>(chunk), static_cast<uint8_t>(chunk >> 8)};
         const auto slots = hn::Add(lane, hn::Set(d, base + k));
         hn::StoreU(hn::Compress(slots, hn::LoadMaskBits(d, bytes)), d, out + n);
         n += hwy::PopCount(uint64_t{chunk});
