@@ -6,9 +6,10 @@
 // then every type either entity has) before the next, with every line of the swap
 // kTradeAhead ahead prefetched. The trade's two sets say which types each side
 // has, so no mask is read; a copy's destination data pages are allocated before the
-// loop, and elements are addressed from the type's reservation when the batch's pages
-// are all in it. A type's work on a pair is a function compiled for its kind (swap or
-// copy, which way), element size and addressing, chosen once per batch.
+// loop, its source pages freed in the loop as they empty, and elements are addressed
+// from the type's reservation when the batch's pages are all in it. A type's work on
+// a pair is a function compiled for its kind (swap or copy, which way), element size
+// and addressing, chosen once per batch.
 //
 // NOTE: as in entity_pages_compact.cc, every helper or lambda that only prefetches is
 // ABSL_ATTRIBUTE_ALWAYS_INLINE: GCC 12 deletes calls to a function it finds pure, and
