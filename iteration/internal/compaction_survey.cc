@@ -10,6 +10,7 @@
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/numeric/bits.h"
+#include "iteration/internal/page_slots.h"
 
 namespace strata::iteration_internal {
 namespace {
@@ -70,7 +71,18 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
   uint32_t split_index = ~uint32_t{0};
   uint64_t rest_key = 0;
   uint32_t rest_index = ~uint32_t{0};
+  // Stores of up to 32 types classify a block of pages at a time with vectors (the
+  // signature of a set is then its type bits, as SignatureKey gives the first 64 types
+  // one bit each); others a page at a time below.
+  static_assert(kMaxClassifiedTypes <= 64);
+  const bool classify = num_types <= kMaxClassifiedTypes;
+  PageClasses classes;
   for (size_t page = 0; page < num_pages; ++page) {
+    const size_t i = page % PageClasses::kBlock;
+    if (classify && i == 0) {
+      ClassifyPages(occupied, masks.data(), num_types, page,
+                    std::min(PageClasses::kBlock, num_pages - page), classes);
+    }
     const uint32_t occupied_bits = occupied[page];
     if (occupied_bits == 0) continue;
     const uint32_t base = static_cast<uint32_t>(page * kEntityPageSize);
@@ -82,14 +94,21 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
     uint32_t mismatch = 0;
     uint64_t full_signature = 0;
     uint64_t split_signature = 0;
-    for (size_t c = 0; c < num_types; ++c) {
-      const uint32_t mask = masks[c][page] & occupied_bits;
-      const uint32_t full = mask == occupied_bits ? 1u : 0u;
-      const uint32_t part = (mask != 0 ? 1u : 0u) & (full ^ 1u);
-      split |= split == 0 ? mask & (0u - part) : 0u;
-      mismatch |= part & (mask != split ? 1u : 0u);
-      full_signature ^= keys[c] & (uint64_t{0} - full);
-      split_signature ^= keys[c] & (uint64_t{0} - part);
+    if (classify) {
+      split = classes.split[i];
+      mismatch = classes.mismatch[i];
+      full_signature = classes.full[i];
+      split_signature = classes.part[i];
+    } else {
+      for (size_t c = 0; c < num_types; ++c) {
+        const uint32_t mask = masks[c][page] & occupied_bits;
+        const uint32_t full = mask == occupied_bits ? 1u : 0u;
+        const uint32_t part = (mask != 0 ? 1u : 0u) & (full ^ 1u);
+        split |= split == 0 ? mask & (0u - part) : 0u;
+        mismatch |= part & (mask != split ? 1u : 0u);
+        full_signature ^= keys[c] & (uint64_t{0} - full);
+        split_signature ^= keys[c] & (uint64_t{0} - part);
+      }
     }
     if (mismatch == 0) {
       if (split != 0) {

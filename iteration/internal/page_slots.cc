@@ -53,6 +53,61 @@ uint32_t TakeWholePagesTarget(const PageMatchRows& rows, uint32_t page, uint32_t
   return page;
 }
 
+void ClassifyOne(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
+                 size_t page, size_t i, PageClasses& out) {
+  const uint32_t occupied_bits = occupied[page];
+  uint32_t split = 0, full = 0, part = 0, mismatch = 0;
+  for (size_t c = 0; c < num_types; ++c) {
+    const uint32_t mask = masks[c][page] & occupied_bits;
+    const uint32_t is_full = mask == occupied_bits && mask != 0 ? 1u : 0u;
+    const uint32_t is_part = (mask != 0 ? 1u : 0u) & (is_full ^ 1u);
+    split |= split == 0 ? mask & (0u - is_part) : 0u;
+    mismatch |= is_part & (mask != split ? 1u : 0u);
+    full |= is_full << c;
+    part |= is_part << c;
+  }
+  out.split[i] = split;
+  out.full[i] = full;
+  out.part[i] = part;
+  out.mismatch[i] = mismatch;
+}
+
+// Not ASan-instrumented, as TakeWholePagesTarget.
+ABSL_ATTRIBUTE_NO_SANITIZE_ADDRESS
+void ClassifyPagesTarget(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
+                         size_t begin, size_t count, PageClasses& out) {
+  size_t i = 0;
+  constexpr size_t kLanes = HWY_LANES(uint32_t);
+  if constexpr (kLanes == 8 || kLanes == 16) {
+    const hn::ScalableTag<uint32_t> d;
+    const auto zero = hn::Zero(d);
+    for (; i + kLanes <= count; i += kLanes) {
+      const size_t page = begin + i;
+      const auto occupied_bits = hn::LoadU(d, occupied + page);
+      auto split = zero;
+      auto full = zero;
+      auto part = zero;
+      auto mismatch = zero;
+      for (size_t c = 0; c < num_types; ++c) {
+        const auto mask = hn::And(hn::LoadU(d, masks[c] + page), occupied_bits);
+        const auto nonzero = hn::Ne(mask, zero);
+        const auto is_full = hn::And(hn::Eq(mask, occupied_bits), nonzero);
+        const auto is_part = hn::AndNot(is_full, nonzero);
+        split = hn::IfThenElse(hn::And(hn::Eq(split, zero), is_part), mask, split);
+        mismatch = hn::Or(mismatch, hn::VecFromMask(d, hn::And(is_part, hn::Ne(mask, split))));
+        const auto bit = hn::Set(d, uint32_t{1} << c);
+        full = hn::Or(full, hn::IfThenElseZero(is_full, bit));
+        part = hn::Or(part, hn::IfThenElseZero(is_part, bit));
+      }
+      hn::StoreU(split, d, out.split + i);
+      hn::StoreU(full, d, out.full + i);
+      hn::StoreU(part, d, out.part + i);
+      hn::StoreU(mismatch, d, out.mismatch + i);
+    }
+  }
+  for (; i < count; ++i) ClassifyOne(occupied, masks, num_types, begin + i, i, out);
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace strata::iteration_internal
@@ -62,6 +117,19 @@ HWY_AFTER_NAMESPACE();
 namespace strata::iteration_internal {
 
 HWY_EXPORT(TakeWholePagesTarget);
+HWY_EXPORT(ClassifyPagesTarget);
+
+void ClassifyPages(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
+                   size_t begin, size_t count, PageClasses& out) {
+  HWY_DYNAMIC_DISPATCH(ClassifyPagesTarget)(occupied, masks, num_types, begin, count, out);
+}
+
+void ClassifyPagesScalar(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
+                         size_t begin, size_t count, PageClasses& out) {
+  for (size_t i = 0; i < count; ++i) {
+    HWY_STATIC_DISPATCH(ClassifyOne)(occupied, masks, num_types, begin + i, i, out);
+  }
+}
 
 uint32_t TakeWholePages(const PageMatchRows& rows, uint32_t page, uint32_t end_page, uint32_t* out,
                         size_t& n, size_t max) {

@@ -1,5 +1,7 @@
-// The slots of a run of pages whose entities hold one component set, for the
-// compaction cursors (EntityPages::TakeOfSet). Internal to //iteration:entity_pages.
+// Highway kernels of the compaction planners: the slots of a run of pages whose
+// entities hold one component set, for the cursors (EntityPages::TakeOfSet), and the
+// classes of a block of pages, for the survey (compaction_survey.cc). Internal to
+// //iteration:entity_pages.
 //
 //   PageMatchRows rows{occupied, masks, flips, num_types, last_page, last_bits};
 //   size_t n = 0;
@@ -80,6 +82,28 @@ uint32_t TakeWholePages(const PageMatchRows& rows, uint32_t page, uint32_t end_p
 // The same, one slot at a time: the reference the dispatched one is tested against.
 uint32_t TakeWholePagesScalar(const PageMatchRows& rows, uint32_t page, uint32_t end_page,
                               uint32_t* out, size_t& n, size_t max);
+
+// The compaction survey's view of a block of pages, for stores of at most 32 types
+// (type c is bit c). With m_c = masks[c][page] & occupied[page]: `full` has the types
+// with m_c == occupied (and nonzero), `part` those with 0 != m_c != occupied, `split`
+// is the first partial m_c (0 if none) and `mismatch` is nonzero when two partial m_c
+// differ. A page without mismatch holds at most two sets: full, on the slots not in
+// split, and full | part on split's.
+struct PageClasses {
+  static constexpr size_t kBlock = 256;
+  uint32_t split[kBlock];
+  uint32_t full[kBlock];
+  uint32_t part[kBlock];
+  uint32_t mismatch[kBlock];
+};
+inline constexpr size_t kMaxClassifiedTypes = 32;
+// Classifies pages [begin, begin + count), count <= PageClasses::kBlock, into out[0,
+// count). Highway-dispatched (the types' masks of 8 or 16 pages at a time).
+void ClassifyPages(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
+                   size_t begin, size_t count, PageClasses& out);
+// The same, a page at a time: the reference.
+void ClassifyPagesScalar(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
+                         size_t begin, size_t count, PageClasses& out);
 
 }  // namespace strata::iteration_internal
 

@@ -1,5 +1,6 @@
 #include "iteration/internal/page_slots.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -104,6 +105,68 @@ void CompareOnRandomPages(::strata::testing::Random& rng) {
       }
     }
   }
+}
+
+// Every target against the page-at-a-time reference, on blocks of every size up to
+// kBlock (the vector loop's tail included) and every number of types up to 32.
+TEST(PageSlots, ClassifyPagesMatchesScalar) {
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  constexpr size_t kPages = 600;
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    for (int round = 0; round < 60; ++round) {
+      const size_t num_types = static_cast<size_t>(rng.UniformInt(0, kMaxClassifiedTypes));
+      std::vector<uint32_t> occupied(kPages);
+      for (uint32_t& word : occupied) word = RandomMask(rng);
+      std::vector<std::vector<uint32_t>> rows(num_types, std::vector<uint32_t>(kPages));
+      std::vector<const uint32_t*> masks;
+      for (auto& row : rows) {
+        // Masks equal to the page's occupancy, a shared partial mask or random ones, so
+        // that full, split and mismatched pages all occur.
+        for (size_t p = 0; p < kPages; ++p) {
+          const int kind = static_cast<int>(rng.UniformInt(0, 3));
+          row[p] = kind == 0   ? occupied[p]
+                   : kind == 1 ? occupied[p] & 0x0F0F0F0Fu
+                               : RandomMask(rng);
+        }
+        masks.push_back(row.data());
+      }
+      const size_t begin = static_cast<size_t>(rng.UniformInt(0, kPages - 1));
+      const size_t count = static_cast<size_t>(
+          rng.UniformInt(0, std::min<int64_t>(PageClasses::kBlock, kPages - begin)));
+      SCOPED_TRACE(
+          absl::StrCat("round ", round, " types ", num_types, " pages ", begin, "+", count));
+      PageClasses want;
+      PageClasses got;
+      ClassifyPagesScalar(occupied.data(), masks.data(), num_types, begin, count, want);
+      ClassifyPages(occupied.data(), masks.data(), num_types, begin, count, got);
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(got.split[i], want.split[i]) << "page " << begin + i;
+        ASSERT_EQ(got.full[i], want.full[i]) << "page " << begin + i;
+        ASSERT_EQ(got.part[i], want.part[i]) << "page " << begin + i;
+        ASSERT_EQ(got.mismatch[i] != 0, want.mismatch[i] != 0) << "page " << begin + i;
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST(PageSlots, ClassifyPagesByHand) {
+  // Page 0: full A, partial B; page 1: two different partial masks; page 2: empty.
+  const uint32_t occupied[3] = {0xFFu, 0xFFu, 0};
+  const uint32_t a[3] = {0xFFu, 0x0Fu, 0};
+  const uint32_t b[3] = {0x03u, 0xF0u, 0};
+  const uint32_t* masks[2] = {a, b};
+  PageClasses classes;
+  ClassifyPages(occupied, masks, 2, 0, 3, classes);
+  EXPECT_EQ(classes.full[0], 1u);
+  EXPECT_EQ(classes.part[0], 2u);
+  EXPECT_EQ(classes.split[0], 0x03u);
+  EXPECT_EQ(classes.mismatch[0], 0u);
+  EXPECT_NE(classes.mismatch[1], 0u);
+  EXPECT_EQ(classes.full[2] | classes.part[2] | classes.split[2] | classes.mismatch[2], 0u);
 }
 
 TEST(PageSlots, NoRoomOrNoPagesTakesNothing) {
