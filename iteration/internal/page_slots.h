@@ -7,6 +7,9 @@
 //   size_t n = 0;
 //   page = TakeWholePages(rows, page, end_page, out, n, max);
 //
+//   PageClasses classes;  // stores of up to kMaxClassifiedTypes types
+//   ClassifyPages(occupied, masks, num_types, first_page, count, classes);
+//
 // A page's matches are occupied[page] & AND over c of (masks[c][page] ^ flips[c])
 // (and last_bits on last_page): flips[c] is 0 for a type of the set, all ones for one
 // it lacks, so the matches are the slots holding exactly the set.
