@@ -450,6 +450,7 @@ class EntityPages {
   bool ResetPlan();
   bool PlanTrades();
   // The cursor's next slots of its set, up to `max` (fewer: the range is exhausted).
+  // Writes up to out[max + kEntityPageSize - 2] (out must have that room).
   size_t TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks, uint32_t* out,
                    size_t max);
   bool PlanCompaction();

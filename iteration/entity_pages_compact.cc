@@ -260,8 +260,9 @@ size_t EntityPages::Compact(size_t budget) {
   }
   // No table grows during the trades (only a parking move may, and it ends them).
   const std::vector<const uint32_t*> masks = TypeMasks();
-  uint32_t xs[kBatch];
-  uint32_t ys[kBatch];
+  // A page of room past kBatch (see TakeOfSet).
+  uint32_t xs[kBatch + kEntityPageSize];
+  uint32_t ys[kBatch + kEntityPageSize];
   while (trade_cursor_ < trades_.size() && moves < budget && parked_stage_ == 0) {
     Trade& trade = trades_[trade_cursor_];
     if (num_pairs != 0) flush();

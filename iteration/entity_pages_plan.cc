@@ -253,37 +253,19 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
   }
   size_t n = 0;
   for (;;) {
-    const uint32_t base = page * kEntityPageSize;
-    if (bits != 0 && n + kEntityPageSize <= max) {
-      // The whole page at once (a loop per match spent more than the swaps of a dense
-      // side's pairs).
-      n += AppendPageSlots(bits, base, out + n);
-      bits = 0;
-    }
-    while (bits != 0 && n < max) {
-      if (n + 8 <= max) {
-        // Eight slots written whatever the page's count (those past it are garbage the
-        // next page overwrites; out has room), then n advances by the count: no branch
-        // that depends on how many matches the page has, which mispredicted once per
-        // page when the loop stopped at the last one.
-        uint32_t rest = bits;
-        for (size_t k = 0; k < 8; ++k) {
-          out[n + k] = base + static_cast<uint32_t>(absl::countr_zero(rest));
-          rest &= rest - 1;
-        }
-        const uint32_t count = PopCount(bits);
-        n += count <= 8 ? count : 8;
-        bits = rest;
-      } else {
-        out[n++] = base + static_cast<uint32_t>(absl::countr_zero(bits));
-        bits &= bits - 1;
+    if (bits != 0) {
+      // The page's matches at once (out has room for a page past max); those past
+      // max stay cached for the next call.
+      const uint32_t base = page * kEntityPageSize;
+      const size_t count = AppendPageSlots(bits, base, out + n);
+      if (n + count > max) {
+        const uint32_t last_taken = out[max - 1] - base;
+        cursor.page = page;
+        cursor.bits = bits & ((~uint32_t{0} << last_taken) << 1);  // last_taken may be 31
+        cursor.next = out[max - 1] + 1;
+        return max;
       }
-    }
-    if (bits != 0) {  // out is full mid-page: the rest of the page stays cached
-      cursor.page = page;
-      cursor.bits = bits;
-      cursor.next = out[n - 1] + 1;
-      return n;
+      n += count;
     }
     // The pages that fit whole, in one dispatched call (a vector compress per 8 or 16
     // slots where the CPU has one), then the next page as above.
