@@ -90,26 +90,16 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
     // occupied slots) or one same partial mask `split`. Then the sets are the slots of
     // `split` and the rest, their signatures the full types' plus (for `split`) the
     // partial types', found with a few operations per type and no branch on the data.
-    uint32_t split = 0;
-    uint32_t mismatch = 0;
-    uint64_t full_signature = 0;
-    uint64_t split_signature = 0;
-    if (classify) {
-      split = classes.split[i];
-      mismatch = classes.mismatch[i];
-      full_signature = classes.full[i];
-      split_signature = classes.part[i];
-    } else {
-      for (size_t c = 0; c < num_types; ++c) {
-        const uint32_t mask = masks[c][page] & occupied_bits;
-        const uint32_t full = mask == occupied_bits ? 1u : 0u;
-        const uint32_t part = (mask != 0 ? 1u : 0u) & (full ^ 1u);
-        split |= split == 0 ? mask & (0u - part) : 0u;
-        mismatch |= part & (mask != split ? 1u : 0u);
-        full_signature ^= keys[c] & (uint64_t{0} - full);
-        split_signature ^= keys[c] & (uint64_t{0} - part);
-      }
-    }
+    const PageClass page_class = classify ? PageClass{.split = classes.split[i],
+                                                      .mismatch = classes.mismatch[i],
+                                                      .full = classes.full[i],
+                                                      .part = classes.part[i]}
+                                          : ClassifyPage(occupied_bits, masks.data(), num_types,
+                                                         page, [&](size_t c) { return keys[c]; });
+    const uint32_t split = page_class.split;
+    const uint32_t mismatch = page_class.mismatch;
+    const uint64_t full_signature = page_class.full;
+    const uint64_t split_signature = page_class.part;
     if (mismatch == 0) {
       if (split != 0) {
         const uint64_t signature = full_signature ^ split_signature;

@@ -55,21 +55,12 @@ uint32_t TakeWholePagesTarget(const PageMatchRows& rows, uint32_t page, uint32_t
 
 void ClassifyOne(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
                  size_t page, size_t i, PageClasses& out) {
-  const uint32_t occupied_bits = occupied[page];
-  uint32_t split = 0, full = 0, part = 0, mismatch = 0;
-  for (size_t c = 0; c < num_types; ++c) {
-    const uint32_t mask = masks[c][page] & occupied_bits;
-    const uint32_t is_full = mask == occupied_bits && mask != 0 ? 1u : 0u;
-    const uint32_t is_part = (mask != 0 ? 1u : 0u) & (is_full ^ 1u);
-    split |= split == 0 ? mask & (0u - is_part) : 0u;
-    mismatch |= is_part & (mask != split ? 1u : 0u);
-    full |= is_full << c;
-    part |= is_part << c;
-  }
-  out.split[i] = split;
-  out.full[i] = full;
-  out.part[i] = part;
-  out.mismatch[i] = mismatch;
+  const PageClass one = ClassifyPage(occupied[page], masks, num_types, page,
+                                     [](size_t c) { return uint64_t{1} << c; });
+  out.split[i] = one.split;
+  out.full[i] = static_cast<uint32_t>(one.full);  // num_types <= 32
+  out.part[i] = static_cast<uint32_t>(one.part);
+  out.mismatch[i] = one.mismatch;
 }
 
 // Not ASan-instrumented, as TakeWholePagesTarget.

@@ -100,6 +100,33 @@ struct PageClasses {
   uint32_t mismatch[kBlock];
 };
 inline constexpr size_t kMaxClassifiedTypes = 32;
+
+// One page's classification as PageClasses defines it, for any number of types: type
+// c adds key_of(c) to `full` or `part` (XOR, so distinct one-bit keys give the type
+// bits). The scalar form of ClassifyPages, and the survey's for stores of more types
+// (whose keys then mix in hashes).
+struct PageClass {
+  uint32_t split = 0;
+  uint32_t mismatch = 0;
+  uint64_t full = 0;
+  uint64_t part = 0;
+};
+template <typename KeyOf>
+inline PageClass ClassifyPage(uint32_t occupied_bits, const uint32_t* const* masks,
+                              size_t num_types, size_t page, KeyOf key_of) {
+  PageClass out;
+  // No branch on the data: whether a page holds a type is random in a sparse store.
+  for (size_t c = 0; c < num_types; ++c) {
+    const uint32_t mask = masks[c][page] & occupied_bits;
+    const uint32_t is_full = mask == occupied_bits && mask != 0 ? 1u : 0u;
+    const uint32_t is_part = (mask != 0 ? 1u : 0u) & (is_full ^ 1u);
+    out.split |= out.split == 0 ? mask & (0u - is_part) : 0u;
+    out.mismatch |= is_part & (mask != out.split ? 1u : 0u);
+    out.full ^= key_of(c) & (uint64_t{0} - is_full);
+    out.part ^= key_of(c) & (uint64_t{0} - is_part);
+  }
+  return out;
+}
 // Classifies pages [begin, begin + count), count <= PageClasses::kBlock, into out[0,
 // count). Highway-dispatched (the types' masks of 8 or 16 pages at a time).
 void ClassifyPages(const uint32_t* occupied, const uint32_t* const* masks, size_t num_types,
