@@ -145,6 +145,10 @@ class EntityPages {
   // InvalidArgument for an unregistered `c`, AlreadyExists if `e` has `c` (nothing
   // changes). O(1) amortised. Moves no data; invalidates no pointers except when the
   // page capacity grows (see page_masks()).
+  // In a loop of single calls, keep the Component in a local, not in a member of an
+  // object whose address escapes: the compiler must assume the call on the rare path
+  // changes such a member and reloads it every time (about 5 % of an Add/Remove pair
+  // at 1M). The batch forms below are faster still (about 1.7x per pair at 1M).
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Add(Entity e, ComponentId c, const void* value);
   // The typed form also returns InvalidArgument if `c` was registered with a size
   // other than T's (a Component<T> made from another type's id).
