@@ -84,6 +84,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "base/huge_page_allocator.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
@@ -208,17 +209,20 @@ class EntityPages {
   // allocation. The pointer stays valid until `e` loses `c` (Remove, Delete, destroy)
   // or the next Compact() that moves anything; other entities' Add/Remove/Delete do
   // not move it. For tags it points at shared, stateless storage.
-  const void* TryGet(Entity e, ComponentId c) const;
+  // The typed form aborts with a message, in every build mode, if `c` is registered
+  // with a size other than T's (a Component<T> made from another type's id, or another
+  // store's): the pointer would address T-sized elements in a page of other elements.
+  const void* TryGet(Entity e, ComponentId c) const { return TryGetSized<kUntypedSize>(e, c); }
   void* TryGet(Entity e, ComponentId c) {
     return const_cast<void*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
   }
   template <typename T>
   T* TryGet(Entity e, Component<T> c) {
-    return static_cast<T*>(TryGet(e, c.id));
+    return const_cast<T*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
   }
   template <typename T>
   const T* TryGet(Entity e, Component<T> c) const {
-    return static_cast<const T*>(TryGet(e, c.id));
+    return static_cast<const T*>(TryGetSized < std::is_empty_v<T> ? 0 : sizeof(T) > (e, c.id));
   }
   // TryGetByIndex: the component `c` of the entity in the store whose index is
   // `entity_index`, whatever its generation, or nullptr. O(1). For callers that name
@@ -381,6 +385,11 @@ class EntityPages {
   absl::Status AddBatchWith(absl::Span<const Entity> entities, ComponentId c, Writer write);
   ABSL_ATTRIBUTE_NOINLINE static absl::Status BatchError(const absl::Status& status,
                                                          size_t position);
+  // TryGet with elements of kSize bytes (kUntypedSize: the registered size); a typed
+  // call checks the registered size (an instruction per call, and the element's
+  // address then needs no multiply).
+  template <uint32_t kSize>
+  ABSL_ATTRIBUTE_ALWAYS_INLINE const void* TryGetSized(Entity e, ComponentId c) const;
   // TryGet's path for a slot whose page is not below Hot(c).direct_pages: the element
   // through the data-page pointer, or nullptr if `c` is not registered or the slot
   // lacks it. Requires a slot below the page capacity. Inline on a branch of its own:

@@ -18,6 +18,7 @@
 namespace strata {
 namespace {
 
+using ::strata::testing::Frozen;
 using ::strata::testing::IsOk;
 using ::strata::testing::MovingWorld;
 using ::strata::testing::Position;
@@ -54,6 +55,27 @@ TEST(EntityPagesHot, TypedAddRejectsAComponentRegisteredWithAnotherSize) {
   EXPECT_EQ(world.pages.TryGet(world.entities[4], world.pos)->x, 1.0f);
   EXPECT_EQ(world.pages.TryGet(world.entities[6], world.pos)->x, 1.0f);
   EXPECT_EQ(world.pages.TryGet(world.entities[7], world.pos)->x, 1.0f);
+}
+
+TEST(EntityPagesHotDeathTest, TypedTryGetRejectsAComponentRegisteredWithAnotherSize) {
+  MovingWorld world(kEntityPageSize);
+  const Entity e = world.entities[3];
+  ASSERT_THAT(world.pages.Add(e, world.pos, Position{1, 2, 3}), IsOk());
+  const Component<Wide> wrong{world.pos.id};
+  const char* kMessage = "registered with another size";
+  EXPECT_DEATH((void)world.pages.TryGet(e, wrong), kMessage);
+  // Whether or not the entity has it: the check is on the type, not the entity.
+  EXPECT_DEATH((void)world.pages.TryGet(world.entities[4], wrong), kMessage);
+  const Component<Position> tag_as_position{world.frozen.id};
+  EXPECT_DEATH((void)world.pages.TryGet(e, tag_as_position), kMessage);
+  // An id no type has is not a size mismatch: nullptr, as the untyped TryGet.
+  EXPECT_EQ(world.pages.TryGet(e, Component<Wide>{7}), nullptr);
+  EXPECT_EQ(world.pages.TryGet(e, Component<Wide>{EntityPages::kMaxComponentTypes + 5}), nullptr);
+  EXPECT_EQ(world.pages.TryGet(e, Component<Frozen>{9}), nullptr);
+  // The right types read.
+  ASSERT_NE(world.pages.TryGet(e, world.pos), nullptr);
+  EXPECT_EQ(world.pages.TryGet(e, world.pos)->z, 3.0f);
+  EXPECT_EQ(world.pages.TryGet(e, world.frozen), nullptr);
 }
 
 // A handle carrying the invalid generation must not pass for an index that is not in

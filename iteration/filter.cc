@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 
 // Compile filter-inl.h once per Highway target, then dispatch at run time.
 #undef HWY_TARGET_INCLUDE
@@ -65,11 +66,17 @@ absl::Status Filter::Validate(const EntityPages& pages) const {
 
 namespace iteration_internal {
 
+namespace {
+constexpr const char* kUnregisteredInFilter =
+    "a filter names a component id not registered in this store (Filter::Validate "
+    "reports it as an error: call it on filters built from outside data)";
+}  // namespace
+
 ResolvedRows Resolve(const EntityPages& pages, const Filter& filter) {
   ResolvedRows resolved;
   resolved.end = pages.page_capacity();
   for (ComponentId c : filter.include()) {
-    ABSL_HARDENING_ASSERT(c < pages.num_component_types());
+    STRATA_CHECK(c < pages.num_component_types(), kUnregisteredInFilter);
     resolved.include.push_back(pages.page_masks(c));
     const auto [first, end] = pages.data_page_range(c);
     resolved.begin = std::max<size_t>(resolved.begin, first);
@@ -79,7 +86,7 @@ ResolvedRows Resolve(const EntityPages& pages, const Filter& filter) {
   // No include: every entity in the store is a candidate.
   if (resolved.include.empty()) resolved.include.push_back(pages.occupied_masks());
   for (ComponentId c : filter.exclude()) {
-    ABSL_HARDENING_ASSERT(c < pages.num_component_types());
+    STRATA_CHECK(c < pages.num_component_types(), kUnregisteredInFilter);
     resolved.exclude.push_back(pages.page_masks(c));
   }
   return resolved;

@@ -25,8 +25,10 @@
 // which the compiler can vectorise; other pages take the tzcnt/blsr bit walk.
 //
 // The callback takes (Entity, T&..., U*...) or (T&..., U*...): a reference for each
-// listed Component<T>, which must be in the filter's include set (checked with
-// ABSL_HARDENING_ASSERT), and a pointer for each Optional(Component<U>). It may
+// listed Component<T>, which must be in the filter's include set, and a pointer for
+// each Optional(Component<U>). Every listed component must be registered in the store
+// with its C++ type's size; a walk checks both once, in every build mode, and aborts
+// with a message otherwise (a programming error, like an out-of-range index). It may
 // modify the components it is handed, and nothing else in the store: adding, removing,
 // deleting or compacting during a walk is undefined (mask arrays and data may move);
 // debug builds assert that no Compact or capacity growth happened under the walk.
@@ -50,6 +52,7 @@
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "entity/entity.h"
 #include "iteration/entity_pages.h"
 
@@ -91,9 +94,9 @@ class Filter {
   absl::Span<const ComponentId> include() const { return include_; }
   absl::Span<const ComponentId> exclude() const { return exclude_; }
 
-  // Validate: InvalidArgument if a component is not registered in `pages`. The walks
-  // assert this instead of checking (callers validate filters built from outside
-  // data once).
+  // Validate: InvalidArgument if a component is not registered in `pages`. A walk or
+  // CountMatches with such a filter aborts with a message (a programming error): call
+  // Validate once on filters built from outside data.
   absl::Status Validate(const EntityPages& pages) const;
 
  private:
@@ -237,13 +240,38 @@ bool RequiredIsIncluded(const Filter&, OptionalComponent<T>) {
   return true;
 }
 
+// HasTypeOf: `id` is registered in `pages` with T's size (0 for an empty T).
+template <typename T>
+bool HasTypeOf(const EntityPages& pages, ComponentId id) {
+  return id < pages.num_component_types() &&
+         pages.component_size(id) == (std::is_empty_v<T> ? 0 : sizeof(T));
+}
+template <typename T>
+bool HasTypeOf(const EntityPages& pages, Component<T> c) {
+  return HasTypeOf<T>(pages, c.id);
+}
+template <typename T>
+bool HasTypeOf(const EntityPages& pages, OptionalComponent<T> c) {
+  return HasTypeOf<T>(pages, c.id);
+}
+
+// CheckComponents: a walk's contract on the components it hands out, checked once per
+// walk in every build mode (a few compares): each is registered in `pages` with its
+// C++ type's size (else, say for a Component<T> of another store, the walk would index
+// T-sized elements in pages of another size, and write through them), and each
+// required one is in the include set (else the walk would hand references to elements
+// the entity does not have).
 template <typename... Cs>
-void AssertIncluded(const Filter& filter, Cs... components) {
+void CheckComponents(const EntityPages& pages, const Filter& filter, Cs... components) {
+  (void)pages;
   (void)filter;
-  ((void)components, ...);
-#if !defined(NDEBUG) || ABSL_OPTION_HARDENED
-  (ABSL_HARDENING_ASSERT(RequiredIsIncluded(filter, components)), ...);
-#endif
+  STRATA_CHECK((HasTypeOf(pages, components) && ...),
+               "ForEachMatch: a listed component is not registered in this store with its "
+               "C++ type's size (a Component<T> made from another type's id, or another "
+               "store's)");
+  STRATA_CHECK((RequiredIsIncluded(filter, components) && ...),
+               "ForEachMatch: a component the callback takes by reference is not in the "
+               "filter's include set (list it there, or pass Optional(c))");
 }
 
 // AssertSameEpoch: debug builds check after each page that the callback did not
@@ -291,7 +319,7 @@ template <typename Fn, typename... Cs>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages,
                                                       const Filter& filter, Fn&& fn,
                                                       Cs... components) {
-  iteration_internal::AssertIncluded(filter, components...);
+  iteration_internal::CheckComponents(pages, filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   iteration_internal::ForEachMatchInRange(pages, resolved.rows(), resolved.begin,
@@ -303,7 +331,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages,
 template <typename Fn, typename... Cs>
 void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
                         Cs... components) {
-  iteration_internal::AssertIncluded(filter, components...);
+  iteration_internal::CheckComponents(pages, filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
@@ -324,7 +352,7 @@ template <typename Fn, typename... Cs>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInPageRange(
     const EntityPages& pages, const Filter& filter, size_t begin_page, size_t end_page,
     Fn&& fn, Cs... components) {
-  iteration_internal::AssertIncluded(filter, components...);
+  iteration_internal::CheckComponents(pages, filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const size_t begin = begin_page > resolved.begin ? begin_page : resolved.begin;

@@ -159,6 +159,87 @@ TEST(Filter, ValidateRejectsUnknownComponents) {
   EXPECT_THAT(filter.Validate(pages), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// Misuse that would have a walk read or write outside the elements it hands out:
+// each aborts with a message, in every build mode, before the first page.
+struct Wide {
+  float v[8];
+};
+
+TEST(FilterDeathTest, WalksRejectAComponentOfAnotherSize) {
+  MovingWorld world(kEntityPageSize);
+  for (Entity e : world.entities) STRATA_ASSERT_OK(world.pages.Add(e, world.pos, Position{}));
+  // A Component<T> whose id is another type's: Position's id, Wide's size.
+  const Component<Wide> wrong{world.pos.id};
+  Filter filter;
+  filter.Include(world.pos);
+  const char* kMessage = "is not registered in this store with its";
+  EXPECT_DEATH(ForEachMatch(
+                   world.pages, filter, [](Wide& w) { w.v[7] = 1; }, wrong),
+               kMessage);
+  EXPECT_DEATH(ForEachMatchScalar(
+                   world.pages, filter, [](Wide&) {}, wrong),
+               kMessage);
+  EXPECT_DEATH(ForEachMatchInPageRange(
+                   world.pages, filter, 0, 1, [](Wide&) {}, wrong),
+               kMessage);
+  EXPECT_DEATH(ForEachMatch(
+                   world.pages, filter, [](Position&, Wide*) {}, world.pos, Optional(wrong)),
+               kMessage);
+  // A tag's id under a non-empty type, and an id no type has.
+  const Component<Position> tag_as_position{world.frozen.id};
+  EXPECT_DEATH(
+      ForEachMatch(
+          world.pages, filter, [](Position&, Position*) {}, world.pos, Optional(tag_as_position)),
+      kMessage);
+  const Component<Position> unregistered{99};
+  EXPECT_DEATH(
+      ForEachMatch(
+          world.pages, filter, [](Position&, Position*) {}, world.pos, Optional(unregistered)),
+      kMessage);
+  // The right types walk.
+  size_t visited = 0;
+  ForEachMatch(
+      world.pages, filter, [&](Position&, Frozen*) { ++visited; }, world.pos,
+      Optional(world.frozen));
+  EXPECT_EQ(visited, kEntityPageSize);
+}
+
+TEST(FilterDeathTest, WalksRejectARequiredComponentOutsideTheIncludes) {
+  MovingWorld world(kEntityPageSize);
+  for (Entity e : world.entities) STRATA_ASSERT_OK(world.pages.Add(e, world.pos, Position{}));
+  Filter filter;
+  filter.Include(world.pos);
+  // Velocity by reference, but the filter does not require it: no entity has it.
+  EXPECT_DEATH(
+      ForEachMatch(
+          world.pages, filter, [](Position&, Velocity& v) { v.x = 1; }, world.pos, world.vel),
+      "not in the filter's include set");
+  size_t with_velocity = 0;
+  ForEachMatch(
+      world.pages, filter, [&](Position&, Velocity* v) { with_velocity += v != nullptr; },
+      world.pos, Optional(world.vel));
+  EXPECT_EQ(with_velocity, 0u);
+}
+
+TEST(FilterDeathTest, WalksRejectAFilterWithAnUnregisteredId) {
+  MovingWorld world(kEntityPageSize);
+  for (Entity e : world.entities) STRATA_ASSERT_OK(world.pages.Add(e, world.pos, Position{}));
+  Filter includes_unknown;
+  includes_unknown.Include(world.pos).Include(ComponentId{3});
+  Filter excludes_unknown;
+  excludes_unknown.Include(world.pos).Exclude(ComponentId{1000});
+  ASSERT_THAT(includes_unknown.Validate(world.pages), StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_THAT(excludes_unknown.Validate(world.pages), StatusIs(absl::StatusCode::kInvalidArgument));
+  const char* kMessage = "a filter names a component id not registered";
+  EXPECT_DEATH(ForEachMatch(
+                   world.pages, includes_unknown, [](Position&) {}, world.pos),
+               kMessage);
+  EXPECT_DEATH(ForEachMatch(
+                   world.pages, excludes_unknown, [](Position&) {}, world.pos),
+               kMessage);
+  EXPECT_DEATH(CountMatches(world.pages, includes_unknown), kMessage);
+}
+
 TEST(Filter, EmptyStoreHasNoMatches) {
   EntityManager manager;
   EntityPages pages(manager);

@@ -36,7 +36,7 @@ inline constexpr size_t kParallelGrainPages = 256;
 template <typename Fn, typename... Cs>
 void ParallelForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& fn,
                           Cs... components) {
-  iteration_internal::AssertIncluded(filter, components...);
+  iteration_internal::CheckComponents(pages, filter, components...);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();

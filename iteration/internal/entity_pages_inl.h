@@ -54,13 +54,22 @@ inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
   return RemoveSlow(e.index(), e.generation(), c);
 }
 
-inline const void* EntityPages::TryGet(Entity e, ComponentId c) const {
+template <uint32_t kSize>
+inline const void* EntityPages::TryGetSized(Entity e, ComponentId c) const {
   // Read before the checks, so that a loop hoists them (see HotType).
   const HotType& hot = Hot(c);
   const uint32_t* const masks = hot.masks;
   std::byte* const base = hot.base;
-  const size_t size = hot.size;
+  const size_t size = kSize == kUntypedSize ? hot.size : kSize;
   const size_t direct_pages = hot.direct_pages;
+  if constexpr (kSize != kUntypedSize) {
+    // An unregistered id reads an entry of size 0 and gets nullptr below (no data
+    // page); a registered one must have T's size. The failure does not return, so a
+    // loop keeps its registers.
+    STRATA_CHECK(hot.size == kSize || c >= num_types_,
+                 "EntityPages::TryGet: Component<T> of a type registered with another "
+                 "size (made from another type's id, or another store's)");
+  }
   const uint32_t index = e.index();
   if (ABSL_PREDICT_FALSE(index >= gen_size_)) return nullptr;
   // Never compacted: the slot is the index, so the element's address does not wait
