@@ -136,8 +136,10 @@ class EntityPages {
   absl::StatusOr<ComponentId> FindComponent(absl::string_view name) const;
 
   size_t num_component_types() const { return types_.size(); }
-  size_t component_size(ComponentId c) const { return types_[c].size; }
-  absl::string_view component_name(ComponentId c) const { return types_[c].name; }
+  // component_size, component_name: of a registered `c` (aborts with a message
+  // otherwise, in every build mode, as every accessor below that takes an id).
+  size_t component_size(ComponentId c) const { return RegisteredType(c).size; }
+  absl::string_view component_name(ComponentId c) const { return RegisteredType(c).name; }
 
   // Add: gives live entity `e` component `c`, initialised from `value` (component_size
   // bytes) or zero-filled if `value` is null. An entity new to the store takes a slot
@@ -299,11 +301,13 @@ class EntityPages {
   size_t page_capacity() const { return page_capacity_; }
   // page_masks: component `c`'s presence masks, one per page, page_capacity() long.
   // Invalidated when the capacity grows.
-  const uint32_t* page_masks(ComponentId c) const { return types_[c].masks.data(); }
+  const uint32_t* page_masks(ComponentId c) const { return RegisteredType(c).masks.data(); }
   // occupied_masks: per page, the slots holding an entity.
   const uint32_t* occupied_masks() const { return occupied_.data(); }
   // page_data: component `c`'s 32-element array for `page` (element i is slot
   // page*32+i), or nullptr if not allocated. Tags return shared stateless storage.
+  // Requires `c` registered and page < page_capacity(), unchecked: the walks call it
+  // per page, after checking their components once.
   std::byte* page_data(ComponentId c, size_t page) const { return types_[c].data[page]; }
   // entity_at: the entity in slot `i` of `page`. Requires that slot to be occupied.
   // In the identity layout it comes from the index itself and the generation table
@@ -319,7 +323,8 @@ class EntityPages {
   // (a superset of the pages where `c`'s mask is non-zero); the walks filter only
   // the intersection of their includes' ranges. {0, 0} when none.
   std::pair<uint32_t, uint32_t> data_page_range(ComponentId c) const {
-    return {types_[c].first_page, types_[c].end_page};
+    const ComponentType& t = RegisteredType(c);
+    return {t.first_page, t.end_page};
   }
   // epoch: changes whenever a Compact moved entities or the mask arrays were
   // reallocated, i.e. whenever pointers from before may be invalid.
@@ -396,6 +401,12 @@ class EntityPages {
   // a call inside a loop of TryGet would make the loop save its registers around it.
   ABSL_ATTRIBUTE_ALWAYS_INLINE const void* TryGetPastRange(ComponentId c, uint32_t slot) const;
   absl::Status NotFoundError(Entity e, ComponentId c) const;
+  // The entry of a registered `c`, checked (the public accessors' ids come from
+  // callers).
+  const ComponentType& RegisteredType(ComponentId c) const {
+    STRATA_CHECK(c < num_types_, "EntityPages: component id not registered in this store");
+    return types_[c];
+  }
   const HotType& Hot(ComponentId c) const {
     return hot_[c < kMaxComponentTypes ? c : kMaxComponentTypes];
   }

@@ -78,6 +78,18 @@ TEST(EntityPagesHotDeathTest, TypedTryGetRejectsAComponentRegisteredWithAnotherS
   EXPECT_EQ(world.pages.TryGet(e, world.frozen), nullptr);
 }
 
+TEST(EntityPagesHotDeathTest, AccessorsRejectAnUnregisteredId) {
+  MovingWorld world(kEntityPageSize);
+  const ComponentId unknown = 3;  // Position, Velocity and Frozen are 0, 1 and 2
+  const char* kMessage = "component id not registered in this store";
+  EXPECT_DEATH((void)world.pages.component_size(unknown), kMessage);
+  EXPECT_DEATH((void)world.pages.component_name(unknown), kMessage);
+  EXPECT_DEATH((void)world.pages.page_masks(unknown), kMessage);
+  EXPECT_DEATH((void)world.pages.data_page_range(unknown), kMessage);
+  EXPECT_EQ(world.pages.component_size(world.vel.id), sizeof(Velocity));
+  EXPECT_EQ(world.pages.component_name(world.frozen.id), "Frozen");
+}
+
 // A handle carrying the invalid generation must not pass for an index that is not in
 // the store (whose generation-table entry holds that value), in a page where other
 // entities have the component, before and after a compaction.
