@@ -52,8 +52,8 @@
 // - Remove/Delete invalidate pointers to the removed entity's components only; Add
 //   and Remove never move other entities' data.
 // epoch() changes whenever slots may have moved or mask arrays been reallocated; the
-// walks in iteration/filter.h assert in debug builds that it did not change under
-// them (a Compact or a growth from inside a callback).
+// walks in iteration/filter.h check after each page, in every build mode, that it did
+// not change under them (a Compact or a growth from inside a callback aborts).
 //
 // Component types are plain bytes: registered with a size and an alignment and copied
 // with memcpy. The typed helpers accept only trivially copyable, trivially destructible
@@ -256,7 +256,7 @@ class EntityPages {
   // is compact: a pass that finds nothing left to move plans the next one in the
   // same call).
   // Invalidates: see "Invalidation" at the top. Never call it inside a walk
-  // (ForEachMatch, ParallelForEachMatch): debug builds assert that.
+  // (ForEachMatch, ParallelForEachMatch): the walk aborts with a message.
   size_t Compact(size_t budget = kUnbounded);
   // compaction_in_progress: true while a planned pass has moves left.
   bool compaction_in_progress() const {

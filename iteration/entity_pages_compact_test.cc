@@ -595,17 +595,40 @@ TEST(EntityPagesCompact, DataPageRangesBoundTheWalk) {
   EXPECT_EQ(CountMatches(world.pages, moving), 0u);
 }
 
-#ifndef NDEBUG
-TEST(EntityPagesCompactDeathTest, CompactInsideAWalkAsserts) {
+// A walk reads mask arrays and pages a Compact or a capacity growth moves: it stops
+// with a message, in every build mode, after the page whose callback did either.
+TEST(EntityPagesCompactDeathTest, CompactOrGrowthInsideAWalkAborts) {
   MovingWorld world(32 * 4);
   ASSERT_NO_FATAL_FAILURE(FillInterleaved(world));
   Filter all;
   all.Include(world.pos);
-  EXPECT_DEATH(ForEachMatch(world.pages, all, [&](Position&) { world.pages.Compact(); },
-                            world.pos),
-               "compacted or grown inside a ForEachMatch callback");
+  const char* kMessage = "compacted or grown inside a ForEachMatch callback";
+  EXPECT_DEATH(ForEachMatch(
+                   world.pages, all, [&](Position&) { world.pages.Compact(); }, world.pos),
+               kMessage);
+  EXPECT_DEATH(ForEachMatchScalar(
+                   world.pages, all, [&](Position&) { world.pages.Compact(); }, world.pos),
+               kMessage);
+  // An entity whose slot is past the page capacity grows every mask array.
+  bool grown = false;
+  auto grow = [&](Position&) {
+    if (std::exchange(grown, true)) return;
+    std::vector<Entity> more(world.pages.page_capacity() * kEntityPageSize);
+    world.manager.CreateBatch(absl::MakeSpan(more));
+    (void)world.pages.Add(more.back(), world.pos, Position{});
+  };
+  EXPECT_DEATH(ForEachMatch(world.pages, all, grow, world.pos), kMessage);
+  // Changing only the components handed out is allowed.
+  size_t visited = 0;
+  ForEachMatch(
+      world.pages, all,
+      [&](Position& p) {
+        p.x += 1;
+        ++visited;
+      },
+      world.pos);
+  EXPECT_EQ(visited, world.entities.size());
 }
-#endif
 
 }  // namespace
 }  // namespace strata

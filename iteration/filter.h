@@ -31,7 +31,8 @@
 // with a message otherwise (a programming error, like an out-of-range index). It may
 // modify the components it is handed, and nothing else in the store: adding, removing,
 // deleting or compacting during a walk is undefined (mask arrays and data may move);
-// debug builds assert that no Compact or capacity growth happened under the walk.
+// a walk checks after each page, in every build mode, that no Compact or capacity
+// growth happened under it, and aborts with a message if one did.
 // References handed to the callback are valid until the callback returns.
 //
 // The kernel layer (FilterPages*) is plain C++ over pointers and counts, for callers
@@ -274,14 +275,14 @@ void CheckComponents(const EntityPages& pages, const Filter& filter, Cs... compo
                "filter's include set (list it there, or pass Optional(c))");
 }
 
-// AssertSameEpoch: debug builds check after each page that the callback did not
-// compact the store or grow its page capacity (either moves what the walk is reading).
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void AssertSameEpoch(const EntityPages& pages,
-                                                         uint64_t epoch) {
-  (void)pages;
-  (void)epoch;
-  assert(pages.epoch() == epoch &&
-         "EntityPages compacted or grown inside a ForEachMatch callback");
+// CheckSameEpoch: after each page, that the callback did not compact the store or
+// grow its page capacity (either moves what the walk is reading: the mask arrays it
+// holds would be freed memory). In every build mode; a callback that stores nothing
+// the epoch could alias (its components' fields) lets the compiler hoist the load.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CheckSameEpoch(const EntityPages& pages, uint64_t epoch) {
+  STRATA_CHECK(pages.epoch() == epoch,
+               "EntityPages compacted or grown inside a ForEachMatch callback (a callback "
+               "may modify only the components it is handed)");
 }
 
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
@@ -298,14 +299,14 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& 
                                                              Fn& fn, Cs... components) {
   uint32_t out_pages[kFilterChunkPages + kFilterOutputSlack];
   uint32_t out_masks[kFilterChunkPages + kFilterOutputSlack];
-  [[maybe_unused]] const uint64_t epoch = pages.epoch();
+  const uint64_t epoch = pages.epoch();
   for (size_t chunk = begin; chunk < end; chunk += kFilterChunkPages) {
     const size_t chunk_end = chunk + kFilterChunkPages < end ? chunk + kFilterChunkPages
                                                              : end;
     const size_t n = FilterPages(rows, chunk, chunk_end, out_pages, out_masks);
     for (size_t i = 0; i < n; ++i) {
       VisitPage(pages, out_pages[i], out_masks[i], fn, components...);
-      AssertSameEpoch(pages, epoch);
+      CheckSameEpoch(pages, epoch);
     }
   }
 }
@@ -335,12 +336,12 @@ void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
-  [[maybe_unused]] const uint64_t epoch = pages.epoch();
+  const uint64_t epoch = pages.epoch();
   for (size_t page = resolved.begin; page < resolved.end; ++page) {
     const uint32_t mask = FilterOnePage(rows, page);
     if (mask == 0) continue;
     iteration_internal::VisitPage(pages, page, mask, fn, components...);
-    iteration_internal::AssertSameEpoch(pages, epoch);
+    iteration_internal::CheckSameEpoch(pages, epoch);
   }
 }
 
