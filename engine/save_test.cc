@@ -184,5 +184,49 @@ TEST(Save, ChosenSetKeepsParentsBeforeChildrenAndRootsOrphans) {
   EXPECT_EQ(fresh.transforms().World(fresh.transforms().Lookup(e[2])).m[14], 3.0f);
 }
 
+struct Zeta {
+  float value = 0;
+};
+struct Alpha {
+  float a = 0, b = 0, c = 0, d = 0;
+  IdString32 label;
+};
+
+TEST(Save, TypeRegisteredAfterCreateDoesNotShiftTheSavedStores) {
+  ComponentRegistry registry;
+  ASSERT_THAT(registry.Add(ComponentDeclaration<Zeta>("zeta").Field("value", &Zeta::value).Build()),
+              IsOk());
+  const std::vector<std::byte> blob = Compile(registry, R"({"entities": [
+      {"name": "one", "components": [{"type": "zeta", "value": 1.5}]},
+      {"name": "two", "components": [{"type": "zeta", "value": 2.5}]}]})");
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(registry));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  // "alpha" sorts before "zeta" in the registry's order, but this world has no store
+  // of it: it keeps saving the types it was built with, each under its own id.
+  ASSERT_THAT(registry.Add(ComponentDeclaration<Alpha>("alpha")
+                               .Field("a", &Alpha::a)
+                               .Field("b", &Alpha::b)
+                               .Field("c", &Alpha::c)
+                               .Field("d", &Alpha::d)
+                               .Field("label", &Alpha::label)
+                               .Build()),
+              IsOk());
+  EXPECT_EQ(world->Store("alpha"), nullptr);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  EXPECT_EQ(saved, blob);
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView again, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(registry));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> l, loaded->Spawn(again));
+  ASSERT_EQ(l.size(), 2u);
+  STRATA_ASSERT_OK_AND_ASSIGN(PageComponentManager<Zeta> * zeta, loaded->Pages<Zeta>("zeta"));
+  ASSERT_NE(loaded->pages().TryGet(l[0], zeta->component()), nullptr);
+  EXPECT_EQ(loaded->pages().TryGet(l[0], zeta->component())->value, 1.5f);
+  EXPECT_EQ(loaded->pages().TryGet(l[1], zeta->component())->value, 2.5f);
+  STRATA_ASSERT_OK_AND_ASSIGN(PageComponentManager<Alpha> * alpha, loaded->Pages<Alpha>("alpha"));
+  EXPECT_EQ(loaded->pages().TryGet(l[0], alpha->component()), nullptr);
+  EXPECT_EQ(loaded->EntityName(l[1]), "two");
+}
+
 }  // namespace
 }  // namespace strata

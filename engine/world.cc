@@ -81,6 +81,7 @@ absl::Status World::Init() {
         type->name(), [raw](const ComponentSpawnBatch& batch) { return raw->Spawn(batch); }));
     store_by_id_.emplace(type->id().value(), raw);
     stores_.push_back(std::move(store));
+    types_.push_back(type);
   }
   return absl::OkStatus();
 }
@@ -271,8 +272,10 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
   std::vector<ComponentTypeContents> sections;
   absl::flat_hash_set<uint32_t> used_names;
   MetadataSections metadata;
+  // The types this world was built with: the registry's order changes when a type is
+  // added to it later, stores_ does not.
   for (size_t s = 0; s < stores_.size(); ++s) {
-    const ComponentType& type = *registry_->types()[s];
+    const ComponentType& type = *types_[s];
     ComponentTypeContents section;
     section.type = type.id();
     section.instance_stride = type.instance_size();

@@ -28,7 +28,9 @@
 //
 // Several worlds: `World::Create(registry, shared_manager)` lets worlds share one
 // entity manager, so one entity can have a transform in both; the shared manager must
-// outlive the worlds. The registry must outlive the world.
+// outlive the worlds. The registry must outlive the world. A world has a store of the
+// registry's types at Create; a type added to the registry later is not part of it
+// (Store returns nullptr for it, Spawn skips it, Save writes the others unchanged).
 //
 // Thread-safety: none; a world belongs to one thread at a time (systems may fan out
 // page queries to worker threads).
@@ -197,7 +199,10 @@ class World {
   EntityManager::Subscription listener_;
   std::unique_ptr<EntityPages> pages_;
   std::unique_ptr<PropertySystem> properties_;
-  std::vector<std::unique_ptr<ComponentStore>> stores_;  // registry order
+  // stores_[s]: the store of types_[s], the registry's types in its order at Create
+  // (a type added to the registry later has no store in this world).
+  std::vector<std::unique_ptr<ComponentStore>> stores_;
+  std::vector<const ComponentType*> types_;
   absl::flat_hash_map<uint32_t, ComponentStore*> store_by_id_;
   std::unique_ptr<EntitySpawner> spawner_;
   // entity_names_[index]: the name of the entity of that index and generation. A
