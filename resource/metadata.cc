@@ -1,12 +1,12 @@
 #include "resource/metadata.h"
 
 #include <algorithm>
-
 #include <cstring>
 #include <utility>
 
 #include "absl/base/internal/endian.h"
 #include "absl/strings/str_cat.h"
+#include "resource/strict_json.h"
 
 namespace strata {
 namespace {
@@ -94,7 +94,13 @@ absl::StatusOr<std::vector<absl::string_view>> ReadStringSection(const Component
     uint32_t end;
     std::memcpy(&end, section.data.data() + 4 * i, 4);
     if (end < begin || end > text_size) return corrupt(absl::StrCat("string ", i, " out of bounds"));
-    strings.emplace_back(text + begin, end - begin);
+    // Names and layouts are text that tools put in JSON and messages: a string that
+    // is not UTF-8 could not be written as JSON.
+    const absl::string_view s(text + begin, end - begin);
+    if (absl::Status utf8 = CheckUtf8(s); !utf8.ok()) {
+      return corrupt(absl::StrCat("string ", i, ": ", utf8.message()));
+    }
+    strings.push_back(s);
     begin = end;
   }
   if (begin != text_size) return corrupt("bytes after the last string");

@@ -68,7 +68,8 @@ struct MetadataSections {
 
 // ReadStringSection: the strings of a string section of a validated view. DataLoss if
 // the section is not a well-formed string section (stride not 0, end offsets out of
-// order or past the data). The views point into the blob.
+// order or past the data) or a string is not UTF-8 (naming the string and the byte).
+// The views point into the blob. O(bytes).
 absl::StatusOr<std::vector<absl::string_view>> ReadStringSection(const ComponentTypeView& section);
 
 // ResourceMetadata: the metadata sections of a validated view, looked up by key. The
@@ -85,7 +86,8 @@ struct ResourceMetadata {
 };
 
 // ReadResourceMetadata: every metadata section of `view`. DataLoss for a malformed
-// section, or a string whose IdString32 is not the id stored beside it.
+// section, a string that is not UTF-8, or a string whose IdString32 is not the id
+// stored beside it. Every text it yields can be written as a JSON string.
 absl::StatusOr<ResourceMetadata> ReadResourceMetadata(const EntityResourceView& view);
 
 }  // namespace strata

@@ -113,6 +113,35 @@ TEST(MetadataTest, StringThatDoesNotHashToItsIdIsDataLoss) {
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("does not hash")));
 }
 
+TEST(MetadataTest, StringThatIsNotUtf8IsDataLoss) {
+  // The id is the hash of the bad bytes, so only the text itself is wrong.
+  for (const char* section_name : {kEntityNamesSection.data(), kNameStringsSection.data()}) {
+    const std::vector<std::string> strings = {"ok",
+                                              "bad\xff"
+                                              "name"};
+    std::vector<ComponentTypeContents> sections;
+    sections.push_back(
+        MakeStringSection(IdString32(section_name), {0, 1}, {}, strings, kNativeEndianness));
+    STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith(std::move(sections)));
+    STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+    EXPECT_THAT(
+        ReadResourceMetadata(view),
+        StatusIs(absl::StatusCode::kDataLoss, HasSubstr("string 1: input is not UTF-8 at byte 3")))
+        << section_name;
+    EXPECT_THAT(ReadStringSection(*view.component_types().begin()),
+                StatusIs(absl::StatusCode::kDataLoss, HasSubstr("not UTF-8")));
+  }
+  // Well-formed multi-byte text is fine.
+  const std::vector<std::string> strings = {"caf\xc3\xa9", "\xe2\x82\xac"};
+  std::vector<ComponentTypeContents> sections;
+  sections.push_back(
+      MakeStringSection(IdString32(kEntityNamesSection), {0, 1}, {}, strings, kNativeEndianness));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith(std::move(sections)));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(ResourceMetadata meta, ReadResourceMetadata(view));
+  EXPECT_EQ(meta.EntityName(0), "caf\xc3\xa9");
+}
+
 TEST(MetadataTest, OnlyReservedNamesAreMetadata) {
   EXPECT_TRUE(IsMetadataSection(IdString32(kEntityNamesSection)));
   EXPECT_TRUE(IsMetadataSection(IdString32(kNameStringsSection)));
