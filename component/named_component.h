@@ -33,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "index/component_manager.h"
@@ -126,11 +127,14 @@ class NamedComponentManager final : public ComponentManager {
     return destroyed;
   }
 
-  // Get / entity / id: a valid instance's data, owner and name.
-  T& Get(Instance instance) { return data_[instance.index]; }
-  const T& Get(Instance instance) const { return data_[instance.index]; }
-  Entity entity(Instance instance) const { return owners_[instance.index].first; }
-  InstanceId id(Instance instance) const { return owners_[instance.index].second; }
+  // Get / entity / id: a valid instance's data, owner and name. An invalid Instance
+  // (a Lookup that found nothing) or one past the live instances is a programmer
+  // error: STRATA_CHECK, in every build (one compare). An Instance kept across a
+  // Create or Destroy may name another instance (see "Storage" above): Lookup again.
+  T& Get(Instance instance) { return data_[Checked(instance)]; }
+  const T& Get(Instance instance) const { return data_[Checked(instance)]; }
+  Entity entity(Instance instance) const { return owners_[Checked(instance)].first; }
+  InstanceId id(Instance instance) const { return owners_[Checked(instance)].second; }
 
   // InstancesOf: the names of `entity`'s instances, in creation order.
   absl::Span<const InstanceId> InstancesOf(Entity entity) const {
@@ -171,6 +175,11 @@ class NamedComponentManager final : public ComponentManager {
 
  private:
   using Key = std::pair<Entity, InstanceId>;
+
+  uint32_t Checked(Instance instance) const {
+    STRATA_CHECK(instance.index < data_.size(), "NamedComponentManager: instance out of range");
+    return instance.index;
+  }
 
   std::string type_name_;
   EntityManager::Subscription listener_;
