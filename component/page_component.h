@@ -40,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
 #include "index/entity_index.h"
@@ -98,15 +99,17 @@ class PageComponentManager final : public ComponentManager {
   }
 
   // Get: the data of a valid instance (from Create or Lookup). O(1): the slot table,
-  // then the page.
+  // then the page. The invalid Instance (a Lookup that found nothing), or one whose
+  // entity has no T (never had, lost it, or was destroyed), is a programmer error:
+  // STRATA_CHECK, in every build (one null test). A tag (empty T) has no data to
+  // check: every instance reads the one empty value.
   T& Get(Instance instance) const {
     if constexpr (std::is_empty_v<T>) {
-      // A tag takes no page storage; every instance reads the one empty value.
       static T tag;
       return tag;
     }
     void* data = pages_->TryGetByIndex(instance.index, component_.id);
-    ABSL_HARDENING_ASSERT(data != nullptr);
+    STRATA_CHECK(data != nullptr, "PageComponentManager: the instance has no component");
     return *static_cast<T*>(data);
   }
 
