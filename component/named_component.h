@@ -136,12 +136,17 @@ class NamedComponentManager final : public ComponentManager {
   Entity entity(Instance instance) const { return owners_[Checked(instance)].first; }
   InstanceId id(Instance instance) const { return owners_[Checked(instance)].second; }
 
-  // InstancesOf: the names of `entity`'s instances, in creation order.
-  absl::Span<const InstanceId> InstancesOf(Entity entity) const {
+  // InstancesOf: the names of `entity`'s instances, in creation order. A copy (no
+  // allocation for up to two), so Create and Destroy may run while iterating it:
+  //   for (InstanceId id : effects.InstancesOf(e)) effects.Destroy(e, id);
+  absl::InlinedVector<InstanceId, 2> InstancesOf(Entity entity) const {
     auto it = by_entity_.find(entity);
-    return it == by_entity_.end() ? absl::Span<const InstanceId>() : absl::MakeConstSpan(it->second);
+    return it == by_entity_.end() ? absl::InlinedVector<InstanceId, 2>() : it->second;
   }
-  size_t CountOf(Entity entity) const { return InstancesOf(entity).size(); }
+  size_t CountOf(Entity entity) const {
+    auto it = by_entity_.find(entity);
+    return it == by_entity_.end() ? 0 : it->second.size();
+  }
 
   // size: live instances. MemoryUsage: bytes of the arrays and maps (capacities).
   size_t size() const { return data_.size(); }

@@ -2,13 +2,17 @@
 
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "entity/entity_manager.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/id_string.h"
 #include "testing/status_matchers.h"
 
 namespace strata {
 namespace {
+
+using ::testing::ElementsAre;
 
 struct Effect {
   float density = 0;
@@ -33,6 +37,34 @@ TEST(NamedComponentManager, AccessorsCheckTheInstance) {
   // A Lookup that found nothing is the invalid Instance.
   EXPECT_DEATH(effects.Get(effects.Lookup(env, IdString32("Vignette"))),
                "NamedComponentManager: instance out of range");
+}
+
+TEST(NamedComponentManager, DestroyingWhileIteratingInstancesOfRemovesThemAll) {
+  EntityManager entities;
+  NamedComponentManager<Effect> effects(entities, "effect");
+  const Entity env = entities.Create();
+  const Entity other = entities.Create();
+  for (const char* name : {"Fog", "Vignette", "Bloom", "Grain"}) {
+    ASSERT_TRUE(effects.Create(env, IdString32(name)).ok());
+  }
+  ASSERT_TRUE(effects.Create(other, IdString32("Fog")).ok());
+  EXPECT_THAT(effects.InstancesOf(env), ElementsAre(IdString32("Fog"), IdString32("Vignette"),
+                                                    IdString32("Bloom"), IdString32("Grain")));
+  // The natural loop: InstancesOf is a copy, so Destroy does not disturb it.
+  for (InstanceId id : effects.InstancesOf(env)) EXPECT_TRUE(effects.Destroy(env, id));
+  EXPECT_TRUE(effects.InstancesOf(env).empty());
+  EXPECT_EQ(effects.CountOf(env), 0u);
+  EXPECT_EQ(effects.size(), 1u);
+  EXPECT_EQ(effects.CountOf(other), 1u);
+  // Creating while iterating does not disturb it either.
+  ASSERT_TRUE(effects.Create(env, IdString32("A")).ok());
+  size_t seen = 0;
+  for (InstanceId id : effects.InstancesOf(env)) {
+    ++seen;
+    ASSERT_TRUE(effects.Create(env, IdString32(absl::StrCat(id.value(), "+"))).ok());
+  }
+  EXPECT_EQ(seen, 1u);
+  EXPECT_EQ(effects.CountOf(env), 2u);
 }
 
 }  // namespace
