@@ -295,6 +295,10 @@ void EncodeInstance(const ComponentType& type, const std::byte* object,
 absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager,
                                    absl::Span<const Entity> owners,
                                    absl::Span<const uint32_t> names) {
+  if (names.size() != owners.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("RegisterSpawnedByName: ", owners.size(),
+                                                   " owners, ", names.size(), " names"));
+  }
   if (owners.empty()) return absl::OkStatus();
   // The common case: every instance under one name (the type's), one batch call.
   bool one_name = true;

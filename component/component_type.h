@@ -229,7 +229,8 @@ void EncodeInstance(const ComponentType& type, const std::byte* object,
                     const std::function<uint32_t(Entity)>& number_of, std::vector<std::byte>* out);
 
 // RegisterSpawnedByName: registers owners[i] under names[i] in `index` for `manager`,
-// one batch call per distinct name.
+// one batch call per distinct name. InvalidArgument (nothing registered) when owners
+// and names differ in size; errors of EntityIndex::AddInstance.
 absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager,
                                    absl::Span<const Entity> owners,
                                    absl::Span<const uint32_t> names);
