@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/check.h"
 #include "base/status_macros.h"
 #include "base/user_text.h"
 #include "nlohmann/json.hpp"
@@ -258,8 +259,26 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSp
 absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
                              const ComponentSpawnBatch& batch, std::vector<std::byte>* out) {
   const size_t size = type.cpp_size();
-  out->resize(size * batch.num_instances);
   const absl::Span<const FieldInfo> fields = type.fields();
+  // Once per batch, not per instance: the plan and the batch must be of this type, so
+  // every read below stays inside batch.data.
+  STRATA_CHECK(plan.blob_offset.size() == fields.size(),
+               "DecodeInstances: the plan was made for another type");
+  STRATA_CHECK(batch.data.size() >= uint64_t{batch.num_instances} * batch.instance_stride,
+               "DecodeInstances: the batch has less data than num_instances * instance_stride");
+  if (plan.identity) {
+    STRATA_CHECK(batch.instance_stride == size,
+                 "DecodeInstances: an identity plan needs the batch's stride to be the struct's "
+                 "size (the plan was made for another type or batch)");
+  } else {
+    for (size_t f = 0; f < fields.size(); ++f) {
+      STRATA_CHECK(plan.blob_offset[f] < 0 ||
+                       uint64_t(plan.blob_offset[f]) + FieldBlobSize(fields[f].type) <=
+                           batch.instance_stride,
+                   "DecodeInstances: a field of the plan lies outside the batch's instances");
+    }
+  }
+  out->resize(size * batch.num_instances);
   for (uint32_t i = 0; i < batch.num_instances; ++i) {
     std::byte* object = out->data() + i * size;
     const std::byte* instance = batch.data.data() + size_t{i} * batch.instance_stride;

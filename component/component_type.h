@@ -220,7 +220,12 @@ struct SpawnPlan {
 absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSpawnBatch& batch);
 
 // DecodeInstances: the batch's instances as `type` structs, one after another in
-// `out` (resized to num_instances * cpp_size), following `plan`.
+// `out` (resized to num_instances * cpp_size), following `plan`, which PlanSpawn made
+// for this type and batch: a plan of another type, or a batch whose data is shorter
+// than num_instances * instance_stride or whose stride the plan's fields do not fit,
+// is a programmer error (STRATA_CHECK; O(fields) once per batch). Errors of
+// DecodeField (DataLoss: an entity number out of range, a bool not 0 or 1) name the
+// instance.
 absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
                              const ComponentSpawnBatch& batch, std::vector<std::byte>* out);
 
