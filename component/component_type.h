@@ -175,7 +175,10 @@ class ComponentType {
   // Export: one instance's fields as level JSON.
   absl::StatusOr<nlohmann::json> Export(absl::Span<const std::byte> instance,
                                         const FieldTextLookup& lookup) const;
-  // MakeStore: this type's store in a world.
+  // MakeStore: this type's store in a world. FailedPrecondition when `services` lack
+  // what the store needs: for a declared type the entity index, and the page store
+  // (kPages) or the entity manager (kNamed); for the transform its component, manager
+  // and the index. Errors of registering in the page store (kPages).
   absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const WorldServices& services) const {
     return make_store_(*this, services);
   }

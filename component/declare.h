@@ -275,7 +275,18 @@ class ComponentDeclaration {
  private:
   static absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const ComponentType& type,
                                                                    const WorldServices& services) {
-    if (type.storage() == ComponentStorage::kNamed) {
+    // A named store lives beside the entity manager, a paged one in the page store;
+    // both register their instances in the entity index.
+    const bool named = type.storage() == ComponentStorage::kNamed;
+    const char* missing = named && services.entities == nullptr ? "entity manager"
+                          : !named && services.pages == nullptr ? "page store"
+                          : services.index == nullptr           ? "entity index"
+                                                                : nullptr;
+    if (missing != nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("component type \"", type.name(), "\": the world has no ", missing));
+    }
+    if (named) {
       return std::unique_ptr<ComponentStore>(new component_internal::NamedStore<T>(type, services));
     }
     absl::StatusOr<std::unique_ptr<PageComponentManager<T>>> manager =

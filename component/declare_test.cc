@@ -6,8 +6,11 @@
 
 #include "absl/strings/str_format.h"
 #include "component/registry.h"
+#include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "index/entity_index.h"
+#include "iteration/entity_pages.h"
 #include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
 #include "testing/status_matchers.h"
@@ -270,6 +273,45 @@ TEST(PlanSpawn, OtherLayoutsNameTheTypeAndFirstDifferingField) {
   ComponentSpawnBatch forged = BatchOf(floats, data, 1);
   forged.layout_fingerprint ^= 1;
   EXPECT_THAT(PlanSpawn(only_a, forged), StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType paged,
+                              ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Build());
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      ComponentType named,
+      ComponentDeclaration<Pair>("named", ComponentStorage::kNamed).Field("a", &Pair::a).Build());
+  EntityManager entities;
+  EntityPages pages(entities);
+  EntityIndex index;
+  WorldServices none;
+  EXPECT_THAT(paged.MakeStore(none),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("component type \"pair\": the world has no page store")));
+  EXPECT_THAT(named.MakeStore(none),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("component type \"named\": the world has no entity manager")));
+  // Each service missing alone.
+  WorldServices no_index;
+  no_index.entities = &entities;
+  no_index.pages = &pages;
+  EXPECT_THAT(paged.MakeStore(no_index),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no entity index")));
+  EXPECT_THAT(named.MakeStore(no_index),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no entity index")));
+  WorldServices no_pages;
+  no_pages.entities = &entities;
+  no_pages.index = &index;
+  EXPECT_THAT(paged.MakeStore(no_pages),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no page store")));
+  WorldServices no_entities;
+  no_entities.pages = &pages;
+  no_entities.index = &index;
+  EXPECT_THAT(named.MakeStore(no_entities),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no entity manager")));
+  // What each storage needs is enough.
+  EXPECT_THAT(paged.MakeStore(no_entities), IsOk());
+  EXPECT_THAT(named.MakeStore(no_pages), IsOk());
 }
 
 }  // namespace
