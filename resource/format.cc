@@ -8,6 +8,7 @@
 #include "absl/base/internal/endian.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "xxhash.h"
 
 namespace strata {
@@ -38,6 +39,8 @@ const char* EndiannessName(Endianness endianness) {
 }
 
 uint32_t ResourceChecksum(absl::Span<const std::byte> blob) {
+  STRATA_CHECK(blob.size() >= layout::kHeaderSize,
+               "ResourceChecksum: the blob is shorter than the header (validate its size first)");
   const uint32_t header_hash = XXH32(blob.data(), layout::kChecksumOffset, 0);
   return XXH32(blob.data() + layout::kHeaderSize, blob.size() - layout::kHeaderSize, header_hash);
 }

@@ -153,7 +153,8 @@ struct ResourceValidateOptions {
 };
 
 // ResourceChecksum: the checksum a blob of these bytes should store (see
-// kChecksumOffset). `blob` must be at least kHeaderSize bytes.
+// kChecksumOffset). `blob` must be at least kHeaderSize bytes (STRATA_CHECK: check an
+// outside blob's size first, as EntityResourceView::Create does). O(blob size).
 uint32_t ResourceChecksum(absl::Span<const std::byte> blob);
 
 // EntityResourceView: a validated, read-only view of an entity resource blob. Cheap to

@@ -380,5 +380,16 @@ TEST(WriteEntityResource, OtherEndiannessIsByteSwappedNative) {
   EXPECT_EQ(native[kFirstSection + 48], swapped[kFirstSection + 48]);
 }
 
+TEST(ResourceChecksum, NeedsAtLeastTheHeader) {
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, WriteEntityResource(SmallContents()));
+  // The header alone is enough; the checksum of a written blob is the stored one.
+  EXPECT_EQ(ResourceChecksum(blob), Get32(blob, layout::kChecksumOffset));
+  const std::vector<std::byte> header(blob.begin(), blob.begin() + layout::kHeaderSize);
+  ResourceChecksum(header);
+  const std::vector<std::byte> shorter(blob.begin(), blob.begin() + layout::kHeaderSize - 1);
+  EXPECT_DEATH(ResourceChecksum(shorter), "ResourceChecksum: the blob is shorter than the header");
+  EXPECT_DEATH(ResourceChecksum({}), "ResourceChecksum: the blob is shorter than the header");
+}
+
 }  // namespace
 }  // namespace strata
