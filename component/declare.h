@@ -145,9 +145,10 @@ class NamedStore final : public ComponentStore {
     const std::vector<Entity> owners = SpawnOwners(batch);
     std::vector<T> objects;
     absl::Span<const T> view;
-    if (plan->identity) {
-      // NOTE: the validated blob's instance data is 16-byte aligned and holds
-      // num_instances * sizeof(T) bytes laid out as T: used in place.
+    // NOTE: a validated blob's instance data is 16-byte aligned and holds
+    // num_instances * sizeof(T) bytes laid out as T: used in place, unless T needs
+    // more alignment (then copied, as a decode does).
+    if (plan->identity && alignof(T) <= entity_resource_layout::kAlignment) {
       view = absl::MakeConstSpan(reinterpret_cast<const T*>(batch.data.data()), batch.num_instances);
     } else {
       std::vector<std::byte> bytes;

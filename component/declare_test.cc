@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "component/registry.h"
 #include "entity/entity_manager.h"
@@ -312,6 +313,48 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   // What each storage needs is enough.
   EXPECT_THAT(paged.MakeStore(no_entities), IsOk());
   EXPECT_THAT(named.MakeStore(no_pages), IsOk());
+}
+
+// Over-aligned: the blob's instance data is only 16-byte aligned.
+struct alignas(32) Wide8 {
+  float v[8] = {};
+};
+
+TEST(ComponentDeclaration, NamedSpawnOfAnOverAlignedTypeCopiesTheBlobData) {
+  ComponentDeclaration<Wide8> declaration("wide", ComponentStorage::kNamed);
+  for (int i = 0; i < 8; ++i) {
+    declaration.RawField(absl::StrCat("v", i), FieldType::kF32, 4 * static_cast<size_t>(i));
+  }
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, declaration.Build());
+  ASSERT_TRUE(type.identity_layout());
+  EntityManager entities;
+  EntityIndex index;
+  WorldServices services;
+  services.entities = &entities;
+  services.index = &index;
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ComponentStore> store, type.MakeStore(services));
+  const std::vector<Entity> owners = {entities.Create(), entities.Create()};
+  const std::vector<uint32_t> entity_index = {0, 1};
+  const std::vector<uint32_t> names = {IdString32("A").value(), IdString32("B").value()};
+  // Instance data at an address that is 16 mod 32, as a blob's may be.
+  alignas(32) std::byte buffer[16 + 2 * sizeof(Wide8)];
+  for (size_t i = 0; i < 16; ++i) {
+    const float value = static_cast<float>(i + 1);
+    std::memcpy(buffer + 16 + 4 * i, &value, 4);
+  }
+  ComponentSpawnBatch batch = BatchOf(type, {}, 2);
+  batch.type = type.id();
+  batch.entities = owners;
+  batch.entity_index = entity_index;
+  batch.names = names;
+  batch.data = absl::MakeConstSpan(buffer + 16, 2 * sizeof(Wide8));
+  ASSERT_THAT(store->Spawn(batch), IsOk());
+  auto* manager = static_cast<NamedComponentManager<Wide8>*>(store->typed());
+  const Wide8& b = manager->Get(manager->Lookup(owners[1], IdString32("B")));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(&b) % alignof(Wide8), 0u);
+  EXPECT_EQ(b.v[0], 9.0f);
+  EXPECT_EQ(b.v[7], 16.0f);
+  EXPECT_EQ(manager->Get(manager->Lookup(owners[0], IdString32("A"))).v[7], 8.0f);
 }
 
 }  // namespace
