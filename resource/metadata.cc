@@ -6,6 +6,7 @@
 
 #include "absl/base/internal/endian.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "resource/strict_json.h"
 
 namespace strata {
@@ -34,6 +35,9 @@ ComponentTypeContents MakeStringSection(IdString32 type, std::vector<uint32_t> e
                                         std::vector<uint32_t> names,
                                         absl::Span<const std::string> strings,
                                         Endianness endianness) {
+  STRATA_CHECK(
+      entity_index.size() == strings.size() && (names.empty() || names.size() == strings.size()),
+      "MakeStringSection: entity_index, names and strings differ in size");
   ComponentTypeContents section;
   section.type = type;
   section.instance_stride = 0;

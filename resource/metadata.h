@@ -45,7 +45,8 @@ bool IsMetadataSection(IdString32 type);
 
 // MakeStringSection: a string section of `type`: instance i belongs to entity_index[i],
 // has name id IdString32(strings[i]) when `names` is empty (else names[i]) and data
-// strings[i]. Sizes must agree (checked by WriteEntityResource for the arrays).
+// strings[i]. Sizes must agree (STRATA_CHECK: entity_index and a non-empty names have
+// one entry per string).
 ComponentTypeContents MakeStringSection(IdString32 type, std::vector<uint32_t> entity_index,
                                         std::vector<uint32_t> names,
                                         absl::Span<const std::string> strings,

@@ -142,6 +142,30 @@ TEST(MetadataTest, StringThatIsNotUtf8IsDataLoss) {
   EXPECT_EQ(meta.EntityName(0), "caf\xc3\xa9");
 }
 
+TEST(MetadataTest, MakeStringSectionChecksTheSizesAgree) {
+  const std::vector<std::string> strings = {"a", "b"};
+  EXPECT_DEATH(
+      MakeStringSection(IdString32(kNameStringsSection), {0}, {}, strings, kNativeEndianness),
+      "MakeStringSection: entity_index, names and strings differ in size");
+  EXPECT_DEATH(
+      MakeStringSection(IdString32(kNameStringsSection), {0, 0, 0}, {}, strings, kNativeEndianness),
+      "MakeStringSection: entity_index, names and strings differ in size");
+  EXPECT_DEATH(
+      MakeStringSection(IdString32(kLayoutsSection), {0, 0}, {1}, strings, kNativeEndianness),
+      "MakeStringSection: entity_index, names and strings differ in size");
+  // Empty names are the strings' hashes; given names are kept.
+  const ComponentTypeContents hashed =
+      MakeStringSection(IdString32(kNameStringsSection), {0, 0}, {}, strings, kNativeEndianness);
+  EXPECT_EQ(hashed.names,
+            (std::vector<uint32_t>{IdString32("a").value(), IdString32("b").value()}));
+  const ComponentTypeContents given =
+      MakeStringSection(IdString32(kLayoutsSection), {0, 0}, {7, 8}, strings, kNativeEndianness);
+  EXPECT_EQ(given.names, (std::vector<uint32_t>{7, 8}));
+  const ComponentTypeContents none =
+      MakeStringSection(IdString32(kLayoutsSection), {}, {}, {}, kNativeEndianness);
+  EXPECT_TRUE(none.data.empty());
+}
+
 TEST(MetadataTest, OnlyReservedNamesAreMetadata) {
   EXPECT_TRUE(IsMetadataSection(IdString32(kEntityNamesSection)));
   EXPECT_TRUE(IsMetadataSection(IdString32(kNameStringsSection)));
