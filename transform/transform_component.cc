@@ -111,8 +111,11 @@ absl::StatusOr<TransformHandle> TransformComponent::Create(
         absl::StrCat("Create: ", entity.DebugString(), " already has a transform"));
   }
   if (size_ == kMaxCapacity) return Full(1);
+  // `local` may be a matrix of this component (Local or World of a node), which Grow
+  // frees: take it first.
+  const Matrix4x4 copy = local;
   Grow(size_ + 1);
-  const uint32_t pos = Append(entity, local);
+  const uint32_t pos = Append(entity, copy);
   InsertEntity(entity, id_[pos]);
   return HandleAt(pos);
 }
@@ -221,6 +224,8 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     ReleaseClaims(entities);
     return Full(entities.size());
   }
+  std::vector<Matrix4x4> own_locals;
+  locals = OutsideBlock(locals, own_locals);
   Grow(size_ + entities.size());
   const BackgroundPrefault prefault =
       PrefaultNewNodes(static_cast<uint32_t>(size_), entities.size());
@@ -269,6 +274,8 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     ReleaseClaims(entities);
     return Full(n);
   }
+  std::vector<Matrix4x4> own_locals;
+  locals = OutsideBlock(locals, own_locals);
   Grow(size_ + n);
   const BackgroundPrefault prefault = PrefaultNewNodes(static_cast<uint32_t>(size_), n);
   // Immediate mode: no dirty range, so instance k lands at position first + k. Each

@@ -184,7 +184,8 @@ class TransformComponent {
   // connected (ConnectTo) if `entity` is not alive in that manager (dead, stale, never
   // issued, or the manager has been destroyed), ResourceExhausted at kMaxCapacity.
   // Amortised O(1); may reallocate (instances stay valid, pointers from Local/World do
-  // not).
+  // not). `local` may be this component's own Local or World of a node: it is copied
+  // before the storage grows.
   absl::StatusOr<TransformHandle> Create(Entity entity, const Matrix4x4& local);
 
   // CreateBatch: creates roots for entities[i] with locals[i], writes the handles to
@@ -193,7 +194,9 @@ class TransformComponent {
   // index) as Create for an entity that is not alive, ResourceExhausted past
   // kMaxCapacity; then nothing changes.
   // O(n), one growth at most; the new instances take consecutive positions in order,
-  // so spawning parents before children keeps families close in memory.
+  // so spawning parents before children keeps families close in memory. `locals` may
+  // point at this component's own matrices (a node's Local or World): they are then
+  // copied first.
   absl::Status CreateBatch(absl::Span<const Entity> entities,
                            absl::Span<const Matrix4x4> locals, absl::Span<TransformHandle> out);
 
@@ -407,6 +410,11 @@ class TransformComponent {
 
   // Grows to at least min_capacity (<= kMaxCapacity, checked by the caller).
   void Grow(size_t min_capacity);
+  // OutsideBlock: `locals`, or a copy of them in `copy` if they overlap the SoA block (a
+  // caller passing a node's Local or World), which Grow frees and Append's swaps move.
+  // Two compares unless they do.
+  absl::Span<const Matrix4x4> OutsideBlock(absl::Span<const Matrix4x4> locals,
+                                           std::vector<Matrix4x4>& copy) const;
   // CreateBatch's helper: with n >= prefault_min_nodes, starts faulting in the columns
   // of positions [first, first + n) and the id slots new ids take (from ids_.size()
   // on); returns the running prefault (idle below the threshold), which the caller

@@ -13,6 +13,7 @@
 #include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "base/check.h"
 #include "base/huge_page_allocator.h"
 #include "base/prefault.h"
@@ -74,6 +75,18 @@ absl::Status TransformComponent::Reserve(size_t min_capacity) {
   }
   Grow(min_capacity);
   return absl::OkStatus();
+}
+
+absl::Span<const Matrix4x4> TransformComponent::OutsideBlock(absl::Span<const Matrix4x4> locals,
+                                                             std::vector<Matrix4x4>& copy) const {
+  if (locals.empty() || buffer_ == nullptr) return locals;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(buffer_.get());
+  const uintptr_t end = begin + buffer_.get_deleter().bytes;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(locals.data());
+  const uintptr_t last = first + locals.size() * sizeof(Matrix4x4);
+  if (last <= begin || first >= end) return locals;
+  copy.assign(locals.begin(), locals.end());
+  return copy;
 }
 
 void TransformComponent::Grow(size_t min_capacity) {

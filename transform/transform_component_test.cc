@@ -107,6 +107,44 @@ TEST_P(TransformModes, CreateBatchIsAllOrNothing) {
   EXPECT_THAT(tc.CheckInvariants(), IsOk());
 }
 
+// Create's local may be a matrix of this component (Local or World of a node): Create
+// takes it before growing the storage it lives in. Under ASan, a read of the freed
+// block fails here; 300 nodes cross the capacities 16 to 256.
+TEST_P(TransformModes, CreateFromOwnMatricesAcrossGrowth) {
+  TransformComponent tc(WithMode(GetParam()));
+  const Matrix4x4 first = Matrix4x4::Translation(1, 2, 3);
+  std::vector<TransformHandle> inst;
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle root, tc.Create(Entity(0, 0), first));
+  inst.push_back(root);
+  for (uint32_t k = 1; k < 300; ++k) {
+    const TransformHandle prev = inst.back();
+    const Matrix4x4& from = k % 2 == 0 ? tc.Local(prev) : tc.World(prev);
+    STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle i, tc.Create(Entity(k, 0), from));
+    inst.push_back(i);
+  }
+  EXPECT_GE(tc.capacity(), 300u);
+  Settle(tc);
+  for (const TransformHandle i : inst) {
+    ASSERT_EQ(tc.Local(i), first);
+    ASSERT_EQ(tc.World(i), first);
+  }
+  // CreateBatch takes a span of such matrices alike, growing or not.
+  std::vector<TransformHandle> out(1);
+  for (uint32_t k = 300; k < 600; ++k) {
+    const TransformHandle prev = inst.back();
+    const Matrix4x4& from = k % 2 == 0 ? tc.Local(prev) : tc.World(prev);
+    ASSERT_THAT(tc.CreateBatch({Entity(k, 0)}, absl::MakeConstSpan(&from, 1), absl::MakeSpan(out)),
+                IsOk());
+    inst.push_back(out[0]);
+  }
+  Settle(tc);
+  for (const TransformHandle i : inst) {
+    ASSERT_EQ(tc.Local(i), first);
+    ASSERT_EQ(tc.World(i), first);
+  }
+  EXPECT_THAT(tc.CheckInvariants(), IsOk());
+}
+
 TEST_P(TransformModes, LinkComposesRowVectorOrder) {
   TransformComponent tc(WithMode(GetParam()));
   const Matrix4x4 parent_local = Matrix4x4::Compose({5, 0, 0}, Quaternion::FromAxisAngle({0, 0, 1}, 1.5707964f), {2, 2, 2});
