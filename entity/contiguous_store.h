@@ -17,6 +17,9 @@
 //   if (Npc* npc = npcs.TryGet(h)) npc->health -= 10;      // valid until next change
 //   STRATA_RETURN_IF_ERROR(npcs.Remove(h));
 //
+// Add, AddPending, Activate and Remove abort, in every build mode, when called inside
+// the store's own non-const ForEach (see ForEach).
+//
 // Requires T to be nothrow move-constructible and swappable (entries move).
 // Thread-safety: none; concurrent const access is safe.
 #ifndef STRATA_ENTITY_CONTIGUOUS_STORE_H_
@@ -33,7 +36,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "entity/internal/element_index.h"
+#include "entity/internal/for_each_scope.h"
 #include "entity/internal/handle_pool.h"
 #include "entity/store_handle.h"
 
@@ -85,9 +90,10 @@ class ContiguousStore {
   // Add: constructs T(args...) as a new active entry at the end of the active range.
   // ResourceExhausted when every id is in use or retired; then nothing changes. O(1).
   // Moves one pending entry (if any) to make room: pointers to pending entries are
-  // invalidated; pointers to active entries stay valid.
+  // invalidated; pointers to active entries stay valid. Aborts inside ForEach.
   template <typename... Args>
   absl::StatusOr<StoreHandle> Add(Args&&... args) {
+    STRATA_CHECK(!iterating_, "ContiguousStore::Add: called inside this store's ForEach");
     StoreHandle h;
     if (ABSL_PREDICT_FALSE(!pool_.Acquire(&h))) return FullError();
     // Construct first, at the end, so args may refer to an entry of this store.
@@ -100,8 +106,10 @@ class ContiguousStore {
 
   // AddPending: constructs T(args...) as a pending entry after the active range:
   // reachable by TryGet, skipped by ForEach until Activate(). O(1); moves nothing.
+  // Aborts inside ForEach.
   template <typename... Args>
   absl::StatusOr<StoreHandle> AddPending(Args&&... args) {
+    STRATA_CHECK(!iterating_, "ContiguousStore::AddPending: called inside this store's ForEach");
     StoreHandle h;
     if (ABSL_PREDICT_FALSE(!pool_.Acquire(&h))) return FullError();
     Place(size_, h.index(), std::forward<Args>(args)...);
@@ -112,7 +120,9 @@ class ContiguousStore {
   // Activate: makes pending entry `h` active by swapping it with the first pending
   // entry. NotFound if `h` is stale, invalid or never issued; FailedPrecondition if it
   // is already active. O(1). Invalidates pointers to those two pending entries.
+  // Aborts inside ForEach.
   absl::Status Activate(StoreHandle h) {
+    STRATA_CHECK(!iterating_, "ContiguousStore::Activate: called inside this store's ForEach");
     if (ABSL_PREDICT_FALSE(!pool_.Contains(h))) return StaleError("Activate", h);
     const uint32_t d = id_to_dense_[h.index()];
     if (ABSL_PREDICT_FALSE(d < active_)) {
@@ -127,8 +137,9 @@ class ContiguousStore {
   // Remove: destroys entry `h`; `h` and its copies go stale. NotFound if `h` is stale,
   // invalid or never issued; then nothing changes. O(1). Swap-remove: the last active
   // entry moves into the hole and the last pending entry into the active range's
-  // end, so pointers to those (and to `h`) are invalidated.
+  // end, so pointers to those (and to `h`) are invalidated. Aborts inside ForEach.
   absl::Status Remove(StoreHandle h) {
+    STRATA_CHECK(!iterating_, "ContiguousStore::Remove: called inside this store's ForEach");
     if (ABSL_PREDICT_FALSE(!pool_.Contains(h))) return StaleError("Remove", h);
     uint32_t hole = id_to_dense_[h.index()];
     std::destroy_at(dense_ + hole);
@@ -177,9 +188,14 @@ class ContiguousStore {
   absl::Span<const T> active_entries() const { return absl::MakeConstSpan(dense_, active_); }
 
   // ForEach: calls fn(T&) or fn(StoreHandle, T&) for every active entry in dense order.
-  // O(active entries). fn must not add, activate or remove entries of this store.
+  // O(active entries). fn must not add, activate or remove entries of this store: the
+  // non-const ForEach enforces it in every build mode, the mutators abort inside it (one
+  // flag set and restored per pass, not per entry; nested walks are fine). The const
+  // overload cannot mark the store (concurrent const walks are allowed), and a loop
+  // over active_entries() is the caller's own: a change inside those is not caught.
   template <typename F>
   void ForEach(F&& fn) {
+    const entity_internal::ForEachScope scope(iterating_);
     const uint32_t n = active_;  // a local: fn's writes cannot force reloads
     for (uint32_t d = 0; d < n; ++d) Invoke(fn, d);
   }
@@ -262,6 +278,8 @@ class ContiguousStore {
   std::unique_ptr<uint32_t[]> id_to_dense_;
   uint32_t active_ = 0;
   uint32_t size_ = 0;
+  // iterating_: a non-const ForEach is running (see ForEachScope).
+  bool iterating_ = false;
 };
 
 }  // namespace strata

@@ -26,6 +26,9 @@
 // Options::max_generation is retired, so a stale handle never matches a new entry.
 // A handle from another store is not detected if its slot happens to be live here.
 //
+// Add, AddPending, Activate, Remove and SortIterationList abort, in every build mode,
+// when called inside the store's own non-const ForEach or ForEachScan (see ForEach).
+//
 // Thread-safety: none; concurrent const access (TryGet, ForEach on const) is safe.
 #ifndef STRATA_ENTITY_SPARSE_STORE_H_
 #define STRATA_ENTITY_SPARSE_STORE_H_
@@ -42,7 +45,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "entity/internal/element_index.h"
+#include "entity/internal/for_each_scope.h"
 #include "entity/internal/handle_pool.h"
 #include "entity/store_handle.h"
 
@@ -97,9 +102,10 @@ class SparseStore {
   // Add: constructs T(args...) in the longest-free slot and makes it active (visible
   // to ForEach). ResourceExhausted when every slot is in use or retired; then nothing
   // changes. O(1). Invalidates no pointer, handle or iterator order of other entries
-  // except that ForEach sees the new entry last.
+  // except that ForEach sees the new entry last. Aborts inside ForEach (see there).
   template <typename... Args>
   absl::StatusOr<StoreHandle> Add(Args&&... args) {
+    STRATA_CHECK(!iterating_, "SparseStore::Add: called inside this store's ForEach");
     StoreHandle h;
     if (ABSL_PREDICT_FALSE(!pool_.Acquire(&h))) return FullError();
     std::construct_at(data_ + h.index(), std::forward<Args>(args)...);
@@ -109,9 +115,11 @@ class SparseStore {
   }
 
   // AddPending: like Add, but the entry is pending: stored and reachable by its handle
-  // (TryGet), skipped by ForEach and ForEachScan until Activate(). O(1).
+  // (TryGet), skipped by ForEach and ForEachScan until Activate(). O(1). Aborts inside
+  // ForEach.
   template <typename... Args>
   absl::StatusOr<StoreHandle> AddPending(Args&&... args) {
+    STRATA_CHECK(!iterating_, "SparseStore::AddPending: called inside this store's ForEach");
     StoreHandle h;
     if (ABSL_PREDICT_FALSE(!pool_.Acquire(&h))) return FullError();
     std::construct_at(data_ + h.index(), std::forward<Args>(args)...);
@@ -121,7 +129,9 @@ class SparseStore {
 
   // Activate: makes pending entry `h` active. NotFound if `h` is stale, invalid or
   // never issued; FailedPrecondition if it is already active. O(1); moves no entry.
+  // Aborts inside ForEach.
   absl::Status Activate(StoreHandle h) {
+    STRATA_CHECK(!iterating_, "SparseStore::Activate: called inside this store's ForEach");
     if (ABSL_PREDICT_FALSE(!pool_.Contains(h))) return StaleError("Activate", h);
     if (ABSL_PREDICT_FALSE(state_[h.index()] == kActive)) {
       return absl::FailedPreconditionError(
@@ -135,8 +145,9 @@ class SparseStore {
   // Remove: destroys entry `h` (pending or active); `h` and its copies go stale.
   // NotFound if `h` is stale, invalid or never issued; then nothing changes. O(1).
   // Pointers to other entries stay valid; the iteration order changes (the last
-  // listed entry takes the removed one's place in the list).
+  // listed entry takes the removed one's place in the list). Aborts inside ForEach.
   absl::Status Remove(StoreHandle h) {
+    STRATA_CHECK(!iterating_, "SparseStore::Remove: called inside this store's ForEach");
     if (ABSL_PREDICT_FALSE(!pool_.Contains(h))) return StaleError("Remove", h);
     const uint32_t slot = h.index();
     if (state_[slot] == kActive) {
@@ -194,10 +205,15 @@ class SparseStore {
   // iteration list (in blocks of 16, see WalkList): O(active entries), independent of
   // capacity. Order: the iteration list's, i.e. activation order perturbed by removals
   // (see SortIterationList).
-  // fn must not add, activate or remove entries of this store; collect handles and
-  // change the store afterwards.
+  // fn must not add, activate or remove entries of this store, nor sort its list;
+  // collect handles and change the store afterwards. The non-const ForEach and
+  // ForEachScan enforce it in every build mode: the mutators abort inside them (one
+  // flag set and restored per pass, not per entry; nested walks are fine). The const
+  // overloads cannot mark the store (concurrent const walks are allowed), so a change
+  // through another, non-const path to the store inside them is not caught.
   template <typename F>
   void ForEach(F&& fn) {
+    const entity_internal::ForEachScope scope(iterating_);
     WalkList(data_, [&](uint32_t slot, T& entry) { Invoke(fn, slot, entry); });
   }
   template <typename F>
@@ -208,9 +224,10 @@ class SparseStore {
 
   // ForEachScan: the same visit without the iteration list: the article's plain loop
   // over every slot, checking its active flag. O(capacity) even when empty; slot order.
-  // Kept as the baseline the iteration list is measured against.
+  // Kept as the baseline the iteration list is measured against. Same rule as ForEach.
   template <typename F>
   void ForEachScan(F&& fn) {
+    const entity_internal::ForEachScope scope(iterating_);
     const uint8_t* const state = state_.get();
     const uint32_t n = capacity();
     for (uint32_t slot = 0; slot < n; ++slot) {
@@ -242,8 +259,9 @@ class SparseStore {
 
   // SortIterationList: puts the iteration list back in slot (address) order, so
   // ForEach walks memory forwards again after much churn, and finds the evenly spaced
-  // blocks that removals had broken up. O(n log n), n = active.
+  // blocks that removals had broken up. O(n log n), n = active. Aborts inside ForEach.
   void SortIterationList() {
+    STRATA_CHECK(!iterating_, "SparseStore::SortIterationList: called inside this store's ForEach");
     std::sort(list_.get(), list_.get() + list_size_);
     for (uint32_t k = 0; k < list_size_; ++k) list_pos_[list_[k]] = k;
     for (uint32_t end = kWalkBlock; end <= list_size_; end += kWalkBlock) {
@@ -436,6 +454,8 @@ class SparseStore {
   std::unique_ptr<uint8_t[]> block_stride_;
   uint32_t stepped_blocks_ = 0;
   uint32_t list_size_ = 0;
+  // iterating_: a non-const ForEach or ForEachScan is running (see ForEachScope).
+  bool iterating_ = false;
 };
 
 }  // namespace strata

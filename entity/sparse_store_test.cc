@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "entity/internal/store_conformance_test.h"
 #include "entity/store_handle.h"
@@ -347,6 +348,23 @@ TEST(SparseStore, ForEachFollowsTheListThroughRandomChanges) {
       if (::testing::Test::HasFailure()) return;
     }
   }
+}
+
+// ForEachScan and SortIterationList follow ForEach's rule: no change inside a walk.
+TEST(SparseStore, ChangingTheStoreInsideAWalkAborts) {
+  SparseStore<int> store(8);
+  const absl::StatusOr<StoreHandle> a = store.Add(1);
+  ASSERT_THAT(a, IsOk());
+  EXPECT_DEATH(store.ForEachScan([&](int&) { store.Remove(*a).IgnoreError(); }),
+               "Remove: called inside this store's ForEach");
+  EXPECT_DEATH(store.ForEach([&](int&) { store.SortIterationList(); }),
+               "SortIterationList: called inside this store's ForEach");
+  int visited = 0;
+  store.ForEachScan([&](int&) { store.ForEach([&](int&) { ++visited; }); });
+  EXPECT_EQ(visited, 1);
+  store.SortIterationList();
+  ASSERT_THAT(store.Remove(*a), IsOk());
+  EXPECT_EQ(store.size(), 0u);
 }
 
 TEST(SparseStore, LargestFullStore) {

@@ -249,6 +249,45 @@ TYPED_TEST_P(StoreConformance, ForEachCanPassHandles) {
   EXPECT_FALSE(store.HandleOf(&outside).is_valid());
 }
 
+// Changing a store inside its own (non-const) ForEach aborts in every build mode: the
+// walk would go on over destroyed or moved entries. Lookups and nested walks are fine
+// inside, and once the walk (outer one included) ends the store changes freely.
+TYPED_TEST_P(StoreConformance, ChangingTheStoreInsideForEachAborts) {
+  TypeParam store(8);
+  ASSERT_THAT(store.Add(1), IsOk());
+  const absl::StatusOr<StoreHandle> b = store.Add(2);
+  const absl::StatusOr<StoreHandle> pending = store.AddPending(3);
+  ASSERT_THAT(b, IsOk());
+  ASSERT_THAT(pending, IsOk());
+  EXPECT_DEATH(store.ForEach([&](Payload&) { store.Remove(*b).IgnoreError(); }),
+               "Remove: called inside this store's ForEach");
+  EXPECT_DEATH(store.ForEach([&](Payload&) { store.Add(9).IgnoreError(); }),
+               "Add: called inside this store's ForEach");
+  EXPECT_DEATH(store.ForEach([&](Payload&) { store.AddPending(9).IgnoreError(); }),
+               "AddPending: called inside this store's ForEach");
+  EXPECT_DEATH(
+      store.ForEach([&](StoreHandle, Payload&) { store.Activate(*pending).IgnoreError(); }),
+      "Activate: called inside this store's ForEach");
+  // A nested walk leaves the outer one marked.
+  EXPECT_DEATH(store.ForEach([&](Payload&) {
+    store.ForEach([](Payload&) {});
+    store.Remove(*b).IgnoreError();
+  }),
+               "Remove: called inside this store's ForEach");
+  int inner = 0;
+  store.ForEach([&](StoreHandle h, Payload& p) {
+    EXPECT_EQ(store.TryGet(h), &p);
+    EXPECT_TRUE(store.IsPending(*pending));
+    store.ForEach([&](Payload&) { ++inner; });
+  });
+  EXPECT_EQ(inner, 4);
+  ASSERT_THAT(store.Remove(*b), IsOk());
+  ASSERT_THAT(store.Activate(*pending), IsOk());
+  ASSERT_THAT(store.Add(4), IsOk());
+  ASSERT_THAT(store.AddPending(5), IsOk());
+  EXPECT_THAT(this->ActiveValues(store), UnorderedElementsAre(1, 3, 4));
+}
+
 TYPED_TEST_P(StoreConformance, MatchesNaiveModelOnRandomSequences) {
   ::strata::testing::Random rng(::strata::testing::TestSeed());
   SCOPED_TRACE(rng.DescribeSeed());
@@ -365,11 +404,11 @@ TYPED_TEST_P(StoreConformance, ConstructorAbortsOnSizesTheHandleCannotHold) {
 }
 
 REGISTER_TYPED_TEST_SUITE_P(StoreConformance, EmptyStore, AddGetRemove,
-                            StaleHandlesAreRejectedEverywhere,
-                            FullStoreIsAnErrorAndChangesNothing,
+                            StaleHandlesAreRejectedEverywhere, FullStoreIsAnErrorAndChangesNothing,
                             PendingEntriesAreInvisibleUntilActivated, FreedSlotsAreReusedFifo,
                             SlotIsRetiredWhenItsGenerationRunsOut, DestroysEveryEntryItHolds,
-                            ForEachCanPassHandles, MatchesNaiveModelOnRandomSequences,
+                            ForEachCanPassHandles, ChangingTheStoreInsideForEachAborts,
+                            MatchesNaiveModelOnRandomSequences,
                             MakeRejectsSizesAndOptionsTheHandleCannotHold,
                             ConstructorAbortsOnSizesTheHandleCannotHold);
 
