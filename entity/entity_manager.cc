@@ -151,13 +151,17 @@ absl::Status EntityManager::DestroyBatch(absl::Span<const Entity> entities) {
 
 void EntityManager::NotifyDestroyed(absl::Span<const Entity> entities) {
   if (listeners_.empty()) return;
+  // Restored, not cleared: a listener's (forbidden, asserted) Destroy must not end
+  // the outer notification's guard.
+  const bool outer = notifying_;
   notifying_ = true;
   for (const Listener& listener : listeners_) listener.callback(entities);
-  notifying_ = false;
+  notifying_ = outer;
 }
 
 EntityManager::Subscription EntityManager::AddDestroyListener(DestroyListener listener) {
-  assert(!notifying_ && "a DestroyListener must not add listeners");
+  // push_back could reallocate the list NotifyDestroyed is walking.
+  STRATA_CHECK(!notifying_, "EntityManager::AddDestroyListener: called from a DestroyListener");
   const uint32_t id = next_listener_id_++;
   // The entry's owner is set once the Subscription exists (it is built in place in the
   // caller's object: guaranteed copy elision; a later move updates it).
@@ -168,7 +172,11 @@ EntityManager::Subscription EntityManager::AddDestroyListener(DestroyListener li
 }
 
 void EntityManager::RemoveListener(uint32_t id) {
-  assert(!notifying_ && "a DestroyListener must not remove listeners");
+  // erase would move the list NotifyDestroyed is walking (and could destroy the
+  // listener running now).
+  STRATA_CHECK(!notifying_,
+               "EntityManager::RemoveListener: called from a DestroyListener (a Subscription "
+               "reset, reassigned or destroyed while the manager notifies)");
   auto it = std::find_if(listeners_.begin(), listeners_.end(),
                          [id](const Listener& l) { return l.id == id; });
   assert(it != listeners_.end());

@@ -64,9 +64,12 @@ class EntityManager {
 
   // DestroyListener: told of entities being destroyed, once per Destroy (a span of
   // one) or DestroyBatch (the whole batch). Called after the entities are released:
-  // their handles are already stale and serve only as keys. A listener must not
-  // destroy entities nor add or remove listeners (checked by assert in debug builds);
-  // it may create entities.
+  // their handles are already stale and serve only as keys. A listener may create
+  // entities. It must not add or remove listeners: AddDestroyListener and removing a
+  // registered Subscription (Reset, assigning over it, destroying it, e.g. with the
+  // store that holds it) abort inside a listener in every build mode; moving one is
+  // fine. It must not destroy entities (checked by assert in debug builds only: Destroy
+  // is a per-entity hot path).
   using DestroyListener = std::function<void(absl::Span<const Entity>)>;
 
   // Subscription: a registered DestroyListener, owned by whoever listens (a store
@@ -87,7 +90,9 @@ class EntityManager {
     ~Subscription() { Reset(); }
 
     // Reset: unregisters the listener now (if its manager lives) and forgets the
-    // manager: afterwards active() and expired() are false. O(listeners).
+    // manager: afterwards active() and expired() are false. O(listeners). Aborts, as
+    // destroying or assigning over an active subscription does, inside one of the
+    // manager's DestroyListeners.
     void Reset();
 
     // active: registered with a live manager.
@@ -158,7 +163,8 @@ class EntityManager {
 
   // AddDestroyListener: registers `listener` (called after the ones registered
   // before) for as long as the returned Subscription lives and is not Reset().
-  // Discarding the result unregisters at once. O(1) amortised.
+  // Discarding the result unregisters at once. O(1) amortised. Aborts when called from
+  // a DestroyListener (see there).
   [[nodiscard]] Subscription AddDestroyListener(DestroyListener listener);
   // destroy_listeners: listeners registered now.
   size_t destroy_listeners() const { return listeners_.size(); }

@@ -400,6 +400,43 @@ TEST(EntityManagerDeathTest, ConstructorAbortsOnOptionsAboveTheLimit) {
   EXPECT_DEATH(EntityManager manager(options), "max_generation");
 }
 
+// A listener that adds or removes listeners (its own included, e.g. by destroying a
+// store that holds a Subscription) would change the list NotifyDestroyed is walking:
+// it aborts in every build mode (this test also runs under -c opt).
+TEST(EntityManagerDeathTest, ListenerChangingTheListenersAborts) {
+  EntityManager manager;
+  EntityManager::Subscription other = manager.AddDestroyListener([](absl::Span<const Entity>) {});
+  EntityManager::Subscription self;
+  self = manager.AddDestroyListener([&](absl::Span<const Entity>) { other.Reset(); });
+  EXPECT_DEATH(manager.Destroy(manager.Create()).IgnoreError(),
+               "RemoveListener: called from a DestroyListener");
+  self = manager.AddDestroyListener([&](absl::Span<const Entity>) { self.Reset(); });
+  EXPECT_DEATH(manager.Destroy(manager.Create()).IgnoreError(),
+               "RemoveListener: called from a DestroyListener");
+  auto owned = std::make_unique<EntityManager::Subscription>();
+  self = manager.AddDestroyListener([&](absl::Span<const Entity>) { owned.reset(); });
+  *owned = manager.AddDestroyListener([](absl::Span<const Entity>) {});
+  EXPECT_DEATH(manager.Destroy(manager.Create()).IgnoreError(),
+               "RemoveListener: called from a DestroyListener");
+  self = manager.AddDestroyListener([&](absl::Span<const Entity>) {
+    (void)manager.AddDestroyListener([](absl::Span<const Entity>) {});
+  });
+  std::vector<Entity> batch(3);
+  manager.CreateBatch(absl::MakeSpan(batch));
+  EXPECT_DEATH(manager.DestroyBatch(batch).IgnoreError(),
+               "AddDestroyListener: called from a DestroyListener");
+  // Moving a subscription inside a listener is fine, and so is every change after it.
+  EntityManager::Subscription moved;
+  self = manager.AddDestroyListener([&](absl::Span<const Entity>) { moved = std::move(other); });
+  ASSERT_THAT(manager.Destroy(manager.Create()), IsOk());
+  EXPECT_TRUE(moved.active());
+  EXPECT_EQ(manager.destroy_listeners(), 3u);
+  self.Reset();
+  moved.Reset();
+  owned.reset();
+  EXPECT_EQ(manager.destroy_listeners(), 0u);
+}
+
 TEST(EntityManager, ListenerMayCreateEntities) {
   EntityManager manager;
   std::vector<Entity> spawned;
