@@ -241,24 +241,48 @@ absl::Status EntityIndex::AddInstance(absl::Span<const Entity> entities,
     info_[run_child].entity_refs += run;
     run = 0;
   };
+  // Slots of older generations the batch replaced, as (batch position, old value): the
+  // one change roll_back cannot read back from the prototypes (rare: an entity
+  // destroyed without RemoveEntity).
+  absl::InlinedVector<std::pair<size_t, Slot>, 4> replaced;
+  // Undoes entities[0, end) newest first, so that a slot the batch names twice ends as
+  // it was before the batch: each step moved its slot from a base (or a replaced value)
+  // to a child of that base.
+  auto roll_back = [&](size_t end) {
+    flush();
+    for (size_t j = end; j-- > 0;) {
+      const Entity e = entities[j];
+      PackedSlot& packed = SlotAt(e.index());
+      const uint32_t done = Unpack(packed, e.index()).prototype;
+      Slot before{e.generation(), records_[done].base};
+      if (!replaced.empty() && replaced.back().first == j) {
+        before = replaced.back().second;
+        replaced.pop_back();
+      }
+      SetPrototype(packed, e.index(), done, before.generation, before.prototype);
+    }
+  };
   last_base = kEmptyPrototype;
   for (size_t i = 0; i < entities.size(); ++i) {
     const Entity entity = entities[i];
     PackedSlot& packed = SlotAt(entity.index());
     const Slot slot = Unpack(packed, entity.index());
-    const uint32_t base =
-        slot.prototype != kEmptyPrototype && slot.generation == entity.generation()
-            ? slot.prototype
-            : kEmptyPrototype;
+    uint32_t base = slot.prototype;
+    if (slot.prototype != kEmptyPrototype && slot.generation != entity.generation()) [[unlikely]] {
+      // Pass 1 found no stale entity, so a newer generation in the slot was put there
+      // by an earlier entry of this batch: `entity` is stale now, as one by one.
+      if (entity.generation() < slot.generation) {
+        roll_back(i);
+        return CheckSlot(entity, slot, &base);  // the stale-handle error
+      }
+      replaced.emplace_back(i, slot);
+      base = kEmptyPrototype;
+    }
     if (base != last_base || last_child == 0) {
       flush();
       auto it = children.find(base);
       if (it == children.end()) {
-        for (size_t j = 0; j < i; ++j) {  // Roll back the applied prefix.
-          const uint32_t done = LoadSlot(entities[j].index()).prototype;
-          SetPrototype(SlotAt(entities[j].index()), entities[j].index(), done,
-                       entities[j].generation(), records_[done].base);
-        }
+        roll_back(i);
         return absl::AlreadyExistsError(absl::StrCat(
             entity.DebugString(), " appears twice in a batch registering ",
             name.DebugString()));

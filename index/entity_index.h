@@ -121,8 +121,11 @@ class EntityIndex {
   }
 
   // AddInstance(entities, ...): the batch form, same result as adding to each
-  // entity in order, all or nothing. Costs one hash and one registry probe per distinct
-  // prototype among the entities (resource spawns have one), plus O(entities).
+  // entity in order, all or nothing: a batch naming a newer generation of a slot before
+  // an older one is FailedPrecondition (the older is stale by then), naming the same
+  // entity twice AlreadyExists; then every slot is as before. Costs one hash and one
+  // registry probe per distinct prototype among the entities (resource spawns have
+  // one), plus O(entities).
   absl::Status AddInstance(absl::Span<const Entity> entities,
                                  ComponentManager* manager, IdString32 name);
 

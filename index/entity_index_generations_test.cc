@@ -85,6 +85,53 @@ TEST(EntityIndex, BatchOverMixedSlotsEqualsOneByOne) {
   EXPECT_EQ(batched.num_prototypes(), 0u);
 }
 
+// A batch holding two generations of one slot ends as registering one entity at a time
+// would. Newer then older: the older is stale once the newer is in, so the batch
+// fails with FailedPrecondition and is rolled back, every slot as before it (an older
+// generation left behind included). Older then newer: the newer replaces the older.
+TEST(EntityIndex, BatchWithTwoGenerationsOfOneSlotEqualsOneByOne) {
+  Managers m;
+  EntityIndex index;
+  ASSERT_THAT(index.AddInstance(Entity(3, 1), &m.render_data_1, kFog), IsOk());  // left behind
+  ASSERT_THAT(index.AddInstance(Entity(5, 0), &m.render_data_1, kFog), IsOk());
+  const std::vector<EntityIndex::ComponentEntry> fog = {{kFog, &m.render_data_1}};
+  std::vector<Entity> batch = {Entity(8, 0), Entity(9, 70001), Entity(7, 3), Entity(7, 2)};
+  EXPECT_THAT(index.AddInstance(absl::MakeConstSpan(batch), &m.transform, kTransform),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("stale")));
+  batch = {Entity(3, 3), Entity(5, 0), Entity(3, 2)};
+  EXPECT_THAT(index.AddInstance(absl::MakeConstSpan(batch), &m.transform, kTransform),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("stale")));
+  batch = {Entity(9, 70000), Entity(9, 70001), Entity(9, 70000)};
+  EXPECT_THAT(index.AddInstance(absl::MakeConstSpan(batch), &m.transform, kTransform),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("stale")));
+  // The same entity twice over a slot it replaces: rolled back as well.
+  batch = {Entity(3, 2), Entity(3, 2)};
+  EXPECT_THAT(index.AddInstance(absl::MakeConstSpan(batch), &m.transform, kTransform),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("twice")));
+  for (const Entity e : {Entity(8, 0), Entity(9, 70000), Entity(9, 70001), Entity(7, 3),
+                         Entity(7, 2), Entity(3, 3), Entity(3, 2)}) {
+    EXPECT_FALSE(index.Contains(e)) << e;
+  }
+  EXPECT_EQ(index.Components(Entity(3, 1)), fog);
+  EXPECT_EQ(index.Components(Entity(5, 0)), fog);
+  EXPECT_EQ(index.num_entities(), 2u);
+
+  batch = {Entity(7, 2), Entity(7, 3), Entity(3, 2), Entity(3, 3)};
+  ASSERT_THAT(index.AddInstance(absl::MakeConstSpan(batch), &m.transform, kTransform), IsOk());
+  EXPECT_EQ(index.FindComponentManager(Entity(7, 3), kTransform), &m.transform);
+  EXPECT_EQ(index.FindComponentManager(Entity(3, 3), kTransform), &m.transform);
+  EXPECT_FALSE(index.Contains(Entity(7, 2)));
+  EXPECT_FALSE(index.Contains(Entity(3, 1)));
+  EXPECT_EQ(index.num_entities(), 3u);
+  // Same reference counts as one by one: dropping every entity frees every prototype.
+  EXPECT_EQ(index.RemoveEntity(absl::MakeConstSpan({Entity(7, 3), Entity(3, 3), Entity(5, 0)})),
+            3u);
+  EXPECT_EQ(index.num_entities(), 0u);
+  // {rd1 Fog}, {rd1 Fog, transform Transform}, {transform Transform}.
+  EXPECT_EQ(index.CollectGarbage(), 3u);
+  EXPECT_EQ(index.num_prototypes(), 0u);
+}
+
 // A slot holds 16 bits of generation inline; a larger one is kept whole on the side,
 // so handles that agree only in the low 16 bits are still told apart.
 TEST(EntityIndex, GenerationsAbove16BitsStayExact) {
