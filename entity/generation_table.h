@@ -32,7 +32,8 @@
 //
 // Errors: Options from configuration go through Options::Validate (InvalidArgument);
 // the constructor aborts on invalid options in every build mode. Acquire returns false
-// when no slot is left (max_slots in use or retired).
+// when no slot is left (max_slots in use or retired). Release and generation abort, in
+// every build mode, on a slot not in use: the owner checks its handles first.
 //
 // Complexity: Contains, Acquire, Release O(1) (amortised where the tables grow);
 // the batch forms O(n). Thread-safety: none; const members may run concurrently.
@@ -50,6 +51,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "base/huge_page_allocator.h"
 
 namespace strata {
@@ -103,8 +105,13 @@ class GenerationTable {
   bool in_use(uint32_t index) const {
     return index < words_.size() && (words_[index] & kFreeBit) == 0;
   }
-  // generation: the generation of in-use slot `index`.
-  uint32_t generation(uint32_t index) const { return words_[index]; }
+  // generation: the generation of in-use slot `index`. Aborts, in every build mode, if
+  // the slot is not in use (out of range, free or retired). Kernels reading the slots
+  // they hold in a loop read words() instead.
+  uint32_t generation(uint32_t index) const {
+    STRATA_CHECK(in_use(index), "GenerationTable::generation: the slot is not in use");
+    return words_[index];
+  }
   // words: per slot, its generation, with kFreeBit set while free or retired; for
   // kernels that check many handles in one loop. Invalidated by Acquire and Reserve.
   const uint32_t* words() const { return words_.data(); }
@@ -133,10 +140,13 @@ class GenerationTable {
   template <typename Emit>
   bool AcquireBatch(size_t n, Emit emit);
 
-  // Release: frees in-use slot `index` (the caller has checked it, e.g. with
+  // Release: frees in-use slot `index` (the caller has checked its handle, e.g. with
   // Contains): its handles go stale; it joins the back of the queue, or is retired if
-  // its generation reached max_generation. O(1) amortised.
+  // its generation reached max_generation. O(1) amortised. Aborts, in every build mode,
+  // if the slot is not in use (out of range, free or retired): one compare and one bit
+  // test on the word it reads anyway.
   void Release(uint32_t index) {
+    STRATA_CHECK(in_use(index), "GenerationTable::Release: the slot is not in use");
     const uint32_t generation = words_[index];
     if (ABSL_PREDICT_FALSE(generation >= options_.max_generation)) {
       words_[index] = generation | kFreeBit;

@@ -318,6 +318,30 @@ TEST(GenerationTableDeathTest, ConstructorAbortsOnInvalidOptions) {
   EXPECT_DEATH(GenerationTable t(Opts(0, 1, 0xFFFFFFFFu)), "capacity");
 }
 
+// Release and generation take a slot the caller holds: one out of range, free or
+// retired aborts in every build mode (this test also runs under -c opt), before any
+// write: Release would write past the table or count a free slot twice.
+TEST(GenerationTableDeathTest, SlotsNotInUseAbort) {
+  GenerationTable table(Opts(0, /*max_generation=*/1));
+  const Handle a = Acquire(table);
+  const Handle b = Acquire(table);
+  table.Release(b.i);  // free
+  EXPECT_DEATH(table.Release(2), "Release: the slot is not in use");
+  EXPECT_DEATH(table.Release(0xFFFFFFFFu), "Release: the slot is not in use");
+  EXPECT_DEATH(table.Release(b.i), "Release: the slot is not in use");
+  EXPECT_DEATH(table.generation(2), "generation: the slot is not in use");
+  EXPECT_DEATH(table.generation(b.i), "generation: the slot is not in use");
+  EXPECT_EQ(table.generation(a.i), 0u);
+  table.Release(a.i);
+  const Handle again = Acquire(table);  // slot 1 or 0 at generation 1
+  EXPECT_EQ(again.g, 1u);
+  table.Release(again.i);  // retired at max_generation
+  EXPECT_EQ(table.retired_slots(), 1u);
+  EXPECT_DEATH(table.Release(again.i), "Release: the slot is not in use");
+  EXPECT_EQ(table.live(), 0u);
+  EXPECT_EQ(table.free_slots(), 1u);
+}
+
 TEST(GenerationTable, LargestBatchesChurnAMillionSlots) {
   // The sizes the benchmarks use: a million slots, released and reacquired as batches,
   // with the default reuse delay.
