@@ -33,8 +33,6 @@ namespace {
 
 using transform_internal::HierarchyView;
 
-const Matrix4x4 kIdentity = Matrix4x4::Identity();
-
 }  // namespace
 
 TransformComponent::TransformComponent(const Options& options) : options_(options) {
@@ -309,13 +307,13 @@ TransformHandle TransformComponent::LinkOf(TransformHandle i,
 }
 
 const Matrix4x4& TransformComponent::Local(TransformHandle i) const {
-  ABSL_HARDENING_ASSERT(IsValid(i));
-  return IsValid(i) ? local_[PositionOf(i)] : kIdentity;
+  STRATA_CHECK(IsValid(i), "TransformComponent::Local: the handle is invalid or stale");
+  return local_[PositionOf(i)];
 }
 
 const Matrix4x4& TransformComponent::World(TransformHandle i) const {
-  ABSL_HARDENING_ASSERT(IsValid(i));
-  return IsValid(i) ? world_[PositionOf(i)] : kIdentity;
+  STRATA_CHECK(IsValid(i), "TransformComponent::World: the handle is invalid or stale");
+  return world_[PositionOf(i)];
 }
 
 HierarchyView TransformComponent::View() const {

@@ -55,6 +55,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "base/huge_page_allocator.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
@@ -304,8 +305,10 @@ class TransformComponent {
 
   // Local / World: the matrices of `i`. World is current in immediate mode and as of the
   // last UpdateWorld() in deferred mode. O(1). The reference is invalidated by any
-  // non-const call. Requires IsValid(i) (checked by ABSL_HARDENING_ASSERT; without
-  // hardening an invalid instance yields the identity, never an out-of-bounds read).
+  // non-const call. Requires IsValid(i): an invalid, stale or foreign handle aborts in
+  // every build mode (the check is the IsValid compare the identity fallback made
+  // before). A caller holding handles from outside (a saved list, another system) asks
+  // IsValid(i) first, the non-aborting check, as SetLocal's bool is for writes.
   const Matrix4x4& Local(TransformHandle i) const;
   const Matrix4x4& World(TransformHandle i) const;
 
@@ -325,7 +328,11 @@ class TransformComponent {
   size_t size() const { return size_; }
   // EntityAt: the entity of the instance at array position `position` < size(), for
   // walking every transform (positions change on Destroy and in deferred updates).
-  Entity EntityAt(size_t position) const { return entity_[position]; }
+  // Aborts, in every build mode, for a position past size(): one compare per call.
+  Entity EntityAt(size_t position) const {
+    STRATA_CHECK(position < size_, "TransformComponent::EntityAt: position past size()");
+    return entity_[position];
+  }
   size_t dirty_count() const { return size_ - first_dirty_; }
   size_t capacity() const { return capacity_; }
   // Reserve: makes room for `min_capacity` instances (one allocation, no other

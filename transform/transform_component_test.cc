@@ -217,6 +217,31 @@ TEST_P(TransformModes, StaleInstancesAreRejected) {
   EXPECT_FALSE(tc.Lookup(Entity(1, 0)).is_valid());
 }
 
+// Local, World and EntityAt take what the component issued: a stale, invalid or
+// foreign handle, or a position past size(), aborts in every build mode (this test
+// also runs under -c opt) instead of reading the identity or a slot past the last
+// instance. IsValid is the check for handles from outside.
+TEST(TransformComponentDeathTest, AccessorsRejectWhatTheComponentDidNotIssue) {
+  TransformComponent tc, other;
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle a, tc.Create(Entity(1, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle b, tc.Create(Entity(2, 0), Matrix4x4::Identity()));
+  for (uint32_t k = 0; k < 3; ++k) {
+    ASSERT_THAT(other.Create(Entity(10 + k, 0), Matrix4x4::Identity()), IsOk());
+  }
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle foreign,
+                              other.Create(Entity(20, 0), Matrix4x4::Identity()));
+  STRATA_ASSERT_OK(tc.Destroy(a));
+  EXPECT_DEATH(tc.Local(a), "Local: the handle is invalid or stale");
+  EXPECT_DEATH(tc.World(a), "World: the handle is invalid or stale");
+  EXPECT_DEATH(tc.World(TransformHandle()), "World: the handle is invalid or stale");
+  EXPECT_DEATH(tc.Local(foreign), "Local: the handle is invalid or stale");
+  EXPECT_DEATH(tc.EntityAt(1), "EntityAt: position past size");
+  EXPECT_DEATH(tc.EntityAt(size_t{1} << 40), "EntityAt: position past size");
+  EXPECT_EQ(tc.EntityAt(0), Entity(2, 0));
+  EXPECT_EQ(tc.Local(b), Matrix4x4::Identity());
+  EXPECT_EQ(tc.World(b), Matrix4x4::Identity());
+}
+
 TEST_P(TransformModes, DestroyParentOrphansChildren) {
   TransformComponent tc(WithMode(GetParam()));
   STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle root, tc.Create(Entity(0, 0), Matrix4x4::Translation(100, 0, 0)));
