@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/check.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
 #include "index/entity_index.h"
@@ -134,8 +135,11 @@ struct PropertyDescriptor {
 
 class PropertySystem {
  public:
-  // PropertySystem(index): resolves component names through `index` (not owned).
-  explicit PropertySystem(const EntityIndex* index) : index_(index) {}
+  // PropertySystem(index): resolves component names through `index` (not owned, must
+  // outlive the system). Aborts, in every build mode, if `index` is null.
+  explicit PropertySystem(const EntityIndex* index) : index_(index) {
+    STRATA_CHECK(index != nullptr, "PropertySystem: the index is null");
+  }
 
   // Describe: the properties of `manager`'s components, once per manager.
   // InvalidArgument for a null manager, an empty or duplicate property name (or one

@@ -140,6 +140,12 @@ TEST_F(PropertySystemTest, DescribeRejectsBadDescriptions) {
   EXPECT_EQ(properties_.FindProperty(&other, "z"), nullptr);
 }
 
+// The index is the system's one dependency: a null one aborts at construction, in
+// every build mode (this test also runs under -c opt), not at the first Get.
+TEST(PropertySystemDeathTest, NullIndexAborts) {
+  EXPECT_DEATH(PropertySystem properties(nullptr), "PropertySystem: the index is null");
+}
+
 TEST(PropertyValue, TypesAndNames) {
   EXPECT_EQ(PropertyTypeOf<bool>(), PropertyType::kBool);
   EXPECT_EQ(PropertyTypeOf<int32_t>(), PropertyType::kInt32);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "transform/matrix.h"
 
 namespace strata {
@@ -13,7 +14,9 @@ TransformComponentManager::TransformComponentManager()
     : owned_(std::make_unique<TransformComponent>()), transforms_(owned_.get()) {}
 
 TransformComponentManager::TransformComponentManager(TransformComponent* transforms)
-    : transforms_(transforms) {}
+    : transforms_(transforms) {
+  STRATA_CHECK(transforms != nullptr, "TransformComponentManager: the TransformComponent is null");
+}
 
 TransformComponentManager::~TransformComponentManager() = default;
 

@@ -50,6 +50,7 @@ class TransformComponentManager final : public ComponentManager {
   // TransformComponentManager(): owns a new immediate-mode TransformComponent.
   TransformComponentManager();
   // TransformComponentManager(transforms): adapts `transforms`, not owned (must outlive).
+  // Aborts, in every build mode, if `transforms` is null.
   explicit TransformComponentManager(TransformComponent* transforms);
   ~TransformComponentManager() override;
   TransformComponentManager(const TransformComponentManager&) = delete;

@@ -52,6 +52,13 @@ void ExpectNear(const Vector3& a, const Vector3& b, float tolerance = 1e-4f) {
   EXPECT_NEAR(a.z, b.z, tolerance);
 }
 
+// An adapter of no component aborts at construction, in every build mode (this test
+// also runs under -c opt), not at the first Create or Lookup.
+TEST(TransformComponentManagerDeathTest, NullComponentAborts) {
+  EXPECT_DEATH(TransformComponentManager manager(nullptr),
+               "TransformComponentManager: the TransformComponent is null");
+}
+
 TEST_F(TransformPropertiesTest, NewTransformIsIdentity) {
   const Entity e = Spawn();
   ExpectNear(Get<Vector3>(e, "local_position"), Vector3{0, 0, 0});
