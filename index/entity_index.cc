@@ -372,6 +372,50 @@ size_t EntityIndex::CollectGarbage() {
   return dropped;
 }
 
+size_t EntityIndex::RemoveManager(const ComponentManager* manager) {
+  if (manager == nullptr) return 0;
+  // `prototype`'s chain without the entries of `manager` (`prototype` itself if it has
+  // none), rebuilt from P0 reusing existing prototypes, as RemoveInstance does.
+  auto without = [&](uint32_t prototype) {
+    absl::InlinedVector<uint32_t, 16> kept;  // newest first
+    bool names = false;
+    for (uint32_t p = prototype; p != kEmptyPrototype; p = records_[p].base) {
+      if (records_[p].manager == manager) {
+        names = true;
+      } else {
+        kept.push_back(p);
+      }
+    }
+    if (!names) return prototype;
+    uint32_t rebuilt = kEmptyPrototype;
+    for (size_t i = kept.size(); i-- > 0;) {
+      const Record r = records_[kept[i]];  // copy: FindOrAddChild may grow records_
+      rebuilt = FindOrAddChild(rebuilt, r.manager, r.name);
+    }
+    return rebuilt;
+  };
+  absl::flat_hash_map<uint32_t, uint32_t> moves;  // prototype -> without(prototype)
+  size_t changed = 0;
+  for (size_t page = 0; page < pages_.size(); ++page) {
+    if (pages_[page] == nullptr) continue;
+    for (uint32_t k = 0; k < kPageSize; ++k) {
+      PackedSlot& packed = pages_[page][k];
+      if (packed.prototype == kEmptyPrototype) continue;
+      const uint32_t index = static_cast<uint32_t>(page << kPageBits) | k;
+      const Slot slot = Unpack(packed, index);
+      auto [it, inserted] = moves.try_emplace(slot.prototype, kEmptyPrototype);
+      if (inserted) it->second = without(slot.prototype);
+      if (it->second == slot.prototype) continue;
+      SetPrototype(packed, index, slot.prototype, slot.generation, it->second);
+      ++changed;
+    }
+  }
+  // No entity uses a prototype naming `manager` now, nor does any prototype based on
+  // one: garbage collection drops them all.
+  CollectGarbage();
+  return changed;
+}
+
 EntityIndex::PrototypeHandle EntityIndex::PrototypeOf(Entity entity) const {
   return FindPrototype(entity);
 }

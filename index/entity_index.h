@@ -32,6 +32,12 @@
 //
 // Invalidation: PrototypeHandles stay valid until CollectGarbage() drops them (only
 // prototypes no entity and no other prototype uses). Thread-safety: none.
+//
+// Lifetimes: the index stores the ComponentManager pointers it is given, not owned, and
+// FindComponentManager and Components return them. A manager must outlive its entries:
+// before destroying a manager the index still names, call RemoveManager(manager) (or
+// remove every entity using it, then CollectGarbage()); otherwise those calls return a
+// dangling pointer.
 // Not copyable or movable (the registry's hasher points back at the records).
 #ifndef STRATA_INDEX_ENTITY_INDEX_H_
 #define STRATA_INDEX_ENTITY_INDEX_H_
@@ -177,6 +183,15 @@ class EntityIndex {
   // CollectGarbage: drops every prototype that no entity uses and no other prototype
   // is based on; returns how many. O(prototypes). Invalidates their handles only.
   size_t CollectGarbage();
+
+  // RemoveManager: forgets `manager`, for a manager about to be destroyed (the index
+  // keeps ComponentManager pointers, not owned: see Lifetimes above). Every entity
+  // loses its entries of `manager` (it moves to its chain without them, as by
+  // RemoveInstance; one left with none is no longer indexed), then CollectGarbage()
+  // runs, so no prototype names `manager` afterwards. Returns how many entities
+  // changed; 0 for null or a manager the index does not name. O(entity slots +
+  // prototypes).
+  size_t RemoveManager(const ComponentManager* manager);
 
   // Contains: true if `entity` has at least one registered component.
   bool Contains(Entity entity) const { return FindPrototype(entity) != kEmptyPrototype; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -391,6 +392,53 @@ TEST(EntityIndex, CollectGarbageKeepsEveryReferencedPrototype) {
   ASSERT_THAT(index.AddInstance(a, &m.render_data_1, kFog), IsOk());
   EXPECT_EQ(index.FindComponentManager(a, kFog), &m.render_data_1);
   EXPECT_EQ(index.num_prototypes(), 3u);
+}
+
+// RemoveManager takes every entry of one manager out of the index before the manager
+// is destroyed: each entity keeps its other components in order (an entity left with
+// none is no longer indexed, a wide slot included), as an index that never saw the
+// manager would have them, and no record names the manager afterwards. Under ASan, a
+// lookup that still reached the destroyed manager fails here.
+TEST(EntityIndex, RemoveManagerForgetsEveryEntryOfTheManager) {
+  Managers m;
+  auto doomed = std::make_unique<RenderDataManager>("doomed");
+  EntityIndex index, reference;
+  struct Add {
+    Entity e;
+    RenderDataManager* manager;
+    IdString32 name;
+  };
+  const Entity a(1, 0), b(2, 0), c(3, 0), d(4, 0x12345), e(5, 0);
+  const std::vector<Add> adds = {{a, &m.transform, kTransform},    {a, doomed.get(), kFog},
+                                 {a, &m.render_data_1, kVignette}, {b, doomed.get(), kFog},
+                                 {b, &m.transform, kTransform},    {c, doomed.get(), kBloom},
+                                 {d, doomed.get(), kFog},          {d, &m.render_data_2, kBloom},
+                                 {e, &m.render_data_2, kFog}};
+  for (const Add& add : adds) {
+    ASSERT_THAT(index.AddInstance(add.e, add.manager, add.name), IsOk());
+    if (add.manager != doomed.get()) {
+      ASSERT_THAT(reference.AddInstance(add.e, add.manager, add.name), IsOk());
+    }
+  }
+  EXPECT_EQ(index.RemoveManager(doomed.get()), 4u);  // a, b, c, d
+  EXPECT_EQ(index.RemoveManager(doomed.get()), 0u);
+  EXPECT_EQ(index.RemoveManager(nullptr), 0u);
+  doomed.reset();
+  for (const Entity x : {a, b, c, d, e}) {
+    EXPECT_EQ(index.Components(x), reference.Components(x)) << x;
+    EXPECT_EQ(index.FindComponentManager(x, kFog), reference.FindComponentManager(x, kFog)) << x;
+  }
+  EXPECT_FALSE(index.Contains(c));
+  EXPECT_EQ(index.num_entities(), reference.num_entities());
+  // A manager at the address the destroyed one had finds no entry of it.
+  RenderDataManager successor("successor");
+  ASSERT_THAT(index.AddInstance(c, &successor, kFog), IsOk());
+  EXPECT_EQ(index.FindComponentManager(c, kFog), &successor);
+  // Same reference counts: dropping every entity frees every prototype.
+  EXPECT_EQ(index.RemoveEntity(absl::MakeConstSpan({a, b, c, d, e})), 5u);
+  EXPECT_EQ(index.num_entities(), 0u);
+  index.CollectGarbage();
+  EXPECT_EQ(index.num_prototypes(), 0u);
 }
 
 // FindComponentManager caches (prototype, entry of its chain); GC may reuse both

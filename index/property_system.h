@@ -20,7 +20,14 @@
 // NotFound for no such entity, no component of that name, a component the manager no
 // longer has, a manager that describes no properties, no property of that name;
 // InvalidArgument for a value of the wrong type; FailedPrecondition for a read-only
-// property. Thread-safety: none. The index and managers must outlive the system.
+// property. Thread-safety: none.
+//
+// Lifetimes: the index must outlive the system. The system keeps each described
+// manager's pointer and its descriptors (whose getters and setters usually capture the
+// manager): before destroying a described manager, call Forget(manager) (and
+// EntityIndex::RemoveManager); otherwise a Get or Set reaching it through a stale
+// index entry calls into a destroyed manager, and a new manager at the same address
+// would find the old description (Describe: AlreadyExists).
 #ifndef STRATA_INDEX_PROPERTY_SYSTEM_H_
 #define STRATA_INDEX_PROPERTY_SYSTEM_H_
 
@@ -155,6 +162,10 @@ class PropertySystem {
   // Set: assigns `value` (whose type must match the property's) through the setter.
   absl::Status Set(Entity entity, absl::string_view component, absl::string_view property,
                    const PropertyValue& value);
+
+  // Forget: drops `manager`'s description, for a manager about to be destroyed (see
+  // Lifetimes above); false if it had none. O(its properties).
+  bool Forget(const ComponentManager* manager) { return tables_.erase(manager) != 0; }
 
   // FindProperty: the descriptor of `property` of `manager`, or nullptr.
   const PropertyDescriptor* FindProperty(const ComponentManager* manager,

@@ -1,5 +1,6 @@
 #include "index/property_system.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,29 @@ TEST_F(PropertySystemTest, IndexedButDestroyedInstanceAndUndescribedManager) {
   EXPECT_THAT(properties_.Get(e_, "Body", "mass"),
               StatusIs(absl::StatusCode::kNotFound,
                        AllOf(HasSubstr("physics"), HasSubstr("no described properties"))));
+}
+
+// A manager about to be destroyed is forgotten by the index and the system: its
+// entities' components are then not found, and a manager described later (possibly at
+// the same address) starts with its own description, not the old getters and setters.
+TEST_F(PropertySystemTest, ForgottenManagerIsNotFoundAndCanBeDescribedAgain) {
+  auto doomed = std::make_unique<RenderDataManager>("doomed");
+  const Entity other(4, 0);
+  ASSERT_THAT(doomed->Create(other, IdString32("Fog")), IsOk());
+  ASSERT_THAT(index_.AddInstance(other, doomed.get(), IdString32("Fog")), IsOk());
+  ASSERT_THAT(properties_.Describe(doomed.get(), doomed->DescribeProperties()), IsOk());
+  ASSERT_THAT(properties_.Set(other, "Fog", "density", 0.5f), IsOk());
+  EXPECT_EQ(index_.RemoveManager(doomed.get()), 1u);
+  EXPECT_TRUE(properties_.Forget(doomed.get()));
+  EXPECT_FALSE(properties_.Forget(doomed.get()));
+  EXPECT_EQ(properties_.FindProperty(doomed.get(), "density"), nullptr);
+  doomed.reset();
+  EXPECT_THAT(properties_.Get(other, "Fog", "density"), StatusIs(absl::StatusCode::kNotFound));
+  auto successor = std::make_unique<RenderDataManager>("successor");
+  ASSERT_THAT(properties_.Describe(successor.get(), successor->DescribeProperties()), IsOk());
+  // The other manager's entity is untouched.
+  ASSERT_THAT(properties_.Set(e_, "Fog", "density", 0.25f), IsOk());
+  EXPECT_THAT(properties_.Get(e_, "Fog", "density"), IsOk());
 }
 
 TEST_F(PropertySystemTest, DescribeRejectsBadDescriptions) {
