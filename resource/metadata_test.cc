@@ -142,6 +142,27 @@ TEST(MetadataTest, StringThatIsNotUtf8IsDataLoss) {
   EXPECT_EQ(meta.EntityName(0), "caf\xc3\xa9");
 }
 
+TEST(MetadataTest, StringsCutInsideACharacterAreDataLoss) {
+  // The section's text as a whole is well-formed ("caf\xc3\xa9", then "x"), but the
+  // first string ends inside the two-byte character and the second starts with its
+  // continuation byte: each string alone is not UTF-8.
+  for (const std::vector<std::string>& strings :
+       {std::vector<std::string>{"caf\xc3", "\xa9"},
+        std::vector<std::string>{"caf\xc3", "", "\xa9x"}}) {
+    // The name-strings section (every entry on entity 0): what is tested is
+    // ReadStringSection, not the ids.
+    std::vector<ComponentTypeContents> sections;
+    sections.push_back(
+        MakeStringSection(IdString32(kNameStringsSection), std::vector<uint32_t>(strings.size(), 0),
+                          std::vector<uint32_t>(strings.size(), 0), strings, kNativeEndianness));
+    STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, BlobWith(std::move(sections)));
+    STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+    EXPECT_THAT(ReadStringSection(*view.component_types().begin()),
+                StatusIs(absl::StatusCode::kDataLoss, HasSubstr("string 0: input is not UTF-8")))
+        << strings.size();
+  }
+}
+
 TEST(MetadataTest, MakeStringSectionChecksTheSizesAgree) {
   const std::vector<std::string> strings = {"a", "b"};
   EXPECT_DEATH(
