@@ -1,4 +1,4 @@
-#include "index/id_string.h"
+#include "base/id_string.h"
 
 #include "absl/strings/str_format.h"
 #include "xxhash.h"

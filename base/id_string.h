@@ -9,8 +9,8 @@
 //   uint32_t stored = fog.value();                  // what resource files hold
 //
 // Distinct names may collide (32 bits); code that must tell them apart keeps the name.
-#ifndef STRATA_INDEX_ID_STRING_H_
-#define STRATA_INDEX_ID_STRING_H_
+#ifndef STRATA_BASE_ID_STRING_H_
+#define STRATA_BASE_ID_STRING_H_
 
 #include <cstdint>
 #include <ostream>
@@ -63,4 +63,4 @@ class IdString32 {
 
 }  // namespace strata
 
-#endif  // STRATA_INDEX_ID_STRING_H_
+#endif  // STRATA_BASE_ID_STRING_H_

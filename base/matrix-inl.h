@@ -8,11 +8,11 @@
 // works per block), so the same code multiplies 1, 2 or 4 rows per instruction: 16, 8
 // or 4 multiply-adds per matrix.
 
-#if defined(STRATA_TRANSFORM_MATRIX_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef STRATA_TRANSFORM_MATRIX_INL_H_
-#undef STRATA_TRANSFORM_MATRIX_INL_H_
+#if defined(STRATA_BASE_MATRIX_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef STRATA_BASE_MATRIX_INL_H_
+#undef STRATA_BASE_MATRIX_INL_H_
 #else
-#define STRATA_TRANSFORM_MATRIX_INL_H_
+#define STRATA_BASE_MATRIX_INL_H_
 #endif
 
 #include "hwy/highway.h"

@@ -1,4 +1,4 @@
-#include "transform/matrix.h"
+#include "base/matrix.h"
 
 #include <cmath>
 #include <cstddef>
@@ -7,10 +7,11 @@
 #include "absl/strings/str_format.h"
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "transform/matrix.cc"
+#define HWY_TARGET_INCLUDE "base/matrix.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "transform/matrix-inl.h"
+// After foreach_target.h: compiled once per target (see matrix-inl.h).
+#include "base/matrix-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace strata {

@@ -16,8 +16,8 @@
 // transform/internal/transform_kernels.h, which dispatch once per loop.
 //
 // Thread-safety: all functions are pure and thread-safe.
-#ifndef STRATA_TRANSFORM_MATRIX_H_
-#define STRATA_TRANSFORM_MATRIX_H_
+#ifndef STRATA_BASE_MATRIX_H_
+#define STRATA_BASE_MATRIX_H_
 
 #include <cstddef>
 #include <ostream>
@@ -139,4 +139,4 @@ bool NearlyEqual(const Matrix4x4& a, const Matrix4x4& b, float abs_tolerance = 1
 
 }  // namespace strata
 
-#endif  // STRATA_TRANSFORM_MATRIX_H_
+#endif  // STRATA_BASE_MATRIX_H_

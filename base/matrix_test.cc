@@ -1,4 +1,4 @@
-#include "transform/matrix.h"
+#include "base/matrix.h"
 
 #include <cmath>
 #include <cstddef>
@@ -8,11 +8,12 @@
 #include "testing/random.h"
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "transform/matrix_test.cc"
+#define HWY_TARGET_INCLUDE "base/matrix_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/tests/hwy_gtest.h"
-#include "transform/matrix-inl.h"
+// After foreach_target.h: compiled once per target (see matrix-inl.h).
+#include "base/matrix-inl.h"
 
 // Per-target part: every compiled Highway target (SSE4, AVX2, AVX-512, EMU128, ...)
 // multiplies like the scalar reference.

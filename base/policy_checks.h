@@ -1,7 +1,7 @@
 // Policy checks: stops the compile with one message naming C++20 when Strata is built
 // with an older language standard, the way absl/base/policy_checks.h enforces Abseil's
 // minimum. Strata's lowest headers (entity/entity.h, entity/store_handle.h,
-// index/id_string.h, transform/matrix.h, iteration/row_mask_pages.h and base/'s own)
+// base/id_string.h, base/matrix.h, iteration/row_mask_pages.h and base/'s own)
 // include it first, so every public header reaches it before any code that needs
 // C++20. A workspace that builds Strata sets the standard in its .bazelrc:
 //

@@ -19,36 +19,64 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/id_string.h"
 #include "component/field.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "index/component_manager.h"
 #include "index/entity_index.h"
-#include "index/id_string.h"
 #include "index/property_system.h"
 #include "iteration/entity_pages.h"
 #include "nlohmann/json_fwd.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
-#include "transform/transform_component.h"
-#include "transform/transform_properties.h"
 
 namespace strata {
 
-// WorldServices: the subsystems of one world a store may use (none owned).
+class PageComponentIndexer;
+
+// TypeTag<M>(): a distinct address per C++ type M.
+template <typename M>
+const void* TypeTag() {
+  static const char tag = 0;
+  return &tag;
+}
+
+// WorldServices: the subsystems of one world a store may use (none owned). Beyond
+// the four every world has, a world lends what else it composes (the transform graph
+// and its manager, a game's own subsystems) by C++ type: a custom store asks
+// `services.Find<TransformComponent>()`. WorldServices names no component type.
 struct WorldServices {
   EntityManager* entities = nullptr;
   EntityPages* pages = nullptr;
   EntityIndex* index = nullptr;
-  TransformComponent* transforms = nullptr;
-  TransformComponentManager* transform_manager = nullptr;
+  // page_indexer: keeps `index` in step with `pages` (component/page_component.h);
+  // a page-stored type tracks its component id there.
+  PageComponentIndexer* page_indexer = nullptr;
+
+  // Lend / Find: a subsystem of type T lent by the world, or nullptr.
+  template <typename T>
+  void Lend(T* subsystem) {
+    lent_.emplace_back(TypeTag<T>(), subsystem);
+  }
+  template <typename T>
+  T* Find() const {
+    for (const auto& [tag, subsystem] : lent_) {
+      if (tag == TypeTag<T>()) return static_cast<T*>(subsystem);
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::pair<const void*, void*>> lent_;
 };
 
 // SaveContext: what a store needs to write its instances of the saved entities.
@@ -107,13 +135,6 @@ class ComponentStore {
   virtual const void* type_tag() const = 0;
 };
 
-// TypeTag<M>(): a distinct address per C++ type M.
-template <typename M>
-const void* TypeTag() {
-  static const char tag = 0;
-  return &tag;
-}
-
 // ExportFunction: the level JSON fields of one instance (native blob bytes), without
 // "type" and "name", which the caller adds.
 using ExportFunction = std::function<absl::StatusOr<nlohmann::json>(
@@ -162,6 +183,9 @@ class ComponentType {
   absl::Span<const std::byte> defaults() const { return defaults_; }
   // cpp_size: sizeof the declared struct (0 for custom types).
   size_t cpp_size() const { return defaults_.size(); }
+  // cpp_type: TypeTag<T>() of the declared struct T (nullptr for custom types), so a
+  // World finds a type's store from its C++ type (World::Pages<T>()).
+  const void* cpp_type() const { return cpp_type_; }
   // identity_layout: the blob instance is the struct's bytes (fields packed in order,
   // covering the struct, none a bool or an entity), so conversions are memcpy.
   bool identity_layout() const { return identity_layout_; }
@@ -199,6 +223,7 @@ class ComponentType {
   std::vector<FieldInfo> fields_;
   std::vector<std::byte> defaults_;
   bool identity_layout_ = false;
+  const void* cpp_type_ = nullptr;
   CompileFunction compile_;
   ExportFunction export_;
   StoreFactory make_store_;

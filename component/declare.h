@@ -77,12 +77,12 @@ class PageStore final : public ComponentStore {
     if (!plan.ok()) return plan.status();
     const std::vector<Entity> owners = SpawnOwners(batch);
     if (plan->identity) {
-      return manager_->Spawn(owners, batch.names, batch.data, services_.index);
+      return manager_->Spawn(owners, batch.names, batch.data);
     }
     std::vector<std::byte> objects;
     absl::Status decoded = DecodeInstances(*type_, *plan, batch, &objects);
     if (!decoded.ok()) return decoded;
-    return manager_->Spawn(owners, batch.names, objects, services_.index);
+    return manager_->Spawn(owners, batch.names, objects);
   }
 
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
@@ -260,6 +260,7 @@ class ComponentDeclaration {
       blob_offset += FieldBlobSize(f.type);
     }
     type.identity_layout_ = identity && blob_offset == sizeof(T);
+    type.cpp_type_ = TypeTag<T>();
     type.instance_size_ = blob_offset;
     type.layout_ = LayoutText(type.fields_);
     // A tag (no fields) declares no layout, as the compiler records none for it.
@@ -276,13 +277,15 @@ class ComponentDeclaration {
  private:
   static absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const ComponentType& type,
                                                                    const WorldServices& services) {
-    // A named store lives beside the entity manager, a paged one in the page store;
-    // both register their instances in the entity index.
+    // A named store lives beside the entity manager and registers its instances in
+    // the entity index; a paged one lives in the page store, whose indexer registers
+    // them.
     const bool named = type.storage() == ComponentStorage::kNamed;
-    const char* missing = named && services.entities == nullptr ? "entity manager"
-                          : !named && services.pages == nullptr ? "page store"
-                          : services.index == nullptr           ? "entity index"
-                                                                : nullptr;
+    const char* missing = named && services.entities == nullptr        ? "entity manager"
+                          : !named && services.pages == nullptr        ? "page store"
+                          : !named && services.page_indexer == nullptr ? "page indexer"
+                          : services.index == nullptr                  ? "entity index"
+                                                                       : nullptr;
     if (missing != nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("component type \"", type.name(), "\": the world has no ", missing));
@@ -293,6 +296,7 @@ class ComponentDeclaration {
     absl::StatusOr<std::unique_ptr<PageComponentManager<T>>> manager =
         PageComponentManager<T>::Register(*services.pages, type.name());
     if (!manager.ok()) return manager.status();
+    services.page_indexer->Track(**manager);
     return std::unique_ptr<ComponentStore>(
         new component_internal::PageStore<T>(type, *std::move(manager), services));
   }

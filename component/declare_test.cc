@@ -1,4 +1,5 @@
 #include "component/declare.h"
+#include "component/page_component.h"
 
 #include <cstring>
 #include <string>
@@ -285,6 +286,7 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   EntityManager entities;
   EntityPages pages(entities);
   EntityIndex index;
+  PageComponentIndexer indexer(pages, index);
   WorldServices none;
   EXPECT_THAT(paged.MakeStore(none),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -296,6 +298,7 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   WorldServices no_index;
   no_index.entities = &entities;
   no_index.pages = &pages;
+  no_index.page_indexer = &indexer;
   EXPECT_THAT(paged.MakeStore(no_index),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no entity index")));
   EXPECT_THAT(named.MakeStore(no_index),
@@ -305,9 +308,16 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   no_pages.index = &index;
   EXPECT_THAT(paged.MakeStore(no_pages),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no page store")));
+  WorldServices no_indexer;
+  no_indexer.entities = &entities;
+  no_indexer.pages = &pages;
+  no_indexer.index = &index;
+  EXPECT_THAT(paged.MakeStore(no_indexer),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no page indexer")));
   WorldServices no_entities;
   no_entities.pages = &pages;
   no_entities.index = &index;
+  no_entities.page_indexer = &indexer;
   EXPECT_THAT(named.MakeStore(no_entities),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no entity manager")));
   // What each storage needs is enough.

@@ -31,13 +31,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/id_string.h"
+#include "base/matrix.h"
 #include "entity/entity.h"
-#include "index/id_string.h"
 #include "index/property_system.h"
 #include "nlohmann/json_fwd.hpp"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
-#include "transform/matrix.h"
 
 namespace strata {
 

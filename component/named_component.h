@@ -34,10 +34,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/check.h"
+#include "base/id_string.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "index/component_manager.h"
-#include "index/id_string.h"
 
 namespace strata {
 

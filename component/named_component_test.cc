@@ -3,10 +3,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/id_string.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index/id_string.h"
 #include "testing/status_matchers.h"
 
 namespace strata {

@@ -34,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -41,10 +42,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/check.h"
+#include "base/id_string.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
 #include "index/entity_index.h"
-#include "index/id_string.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -114,12 +115,14 @@ class PageComponentManager final : public ComponentManager {
   }
 
   // Spawn: the spawn function body. Gives owners[i] the T stored at
-  // data[i * sizeof(T)] (native byte order) and registers all of them in `index` (if
-  // not null) under instance_id() with one batch call. Checked before any change:
-  // InvalidArgument if sizes disagree or a name is not instance_id(), AlreadyExists if
-  // an owner already has T (or appears twice), NotFound if one is not alive.
+  // data[i * sizeof(T)] (native byte order) in one batch; the store's listener (a
+  // World's PageComponentIndexer) registers them in the entity index. Checked before
+  // any change (all or nothing): InvalidArgument if sizes disagree or a name is not
+  // instance_id(), AlreadyExists if an owner already has T (or appears twice),
+  // NotFound if one is not alive.
   absl::Status Spawn(absl::Span<const Entity> owners, absl::Span<const uint32_t> names,
-                     absl::Span<const std::byte> data, EntityIndex* index) {
+                     absl::Span<const std::byte> data) {
+    // A tag's instances are sizeof(T) == 1 byte each in the data, none in the store.
     if (names.size() != owners.size() || data.size() != owners.size() * sizeof(T)) {
       return absl::InvalidArgumentError(
           absl::StrCat(type_name_, ": ", owners.size(), " owners, ", names.size(),
@@ -133,17 +136,15 @@ class PageComponentManager final : public ComponentManager {
                                                      owners[i].DebugString(), " already has one"));
       }
     }
-    for (size_t i = 0; i < owners.size(); ++i) {
-      T value{};
-      if constexpr (!std::is_empty_v<T>) std::memcpy(&value, data.data() + i * sizeof(T), sizeof(T));
-      absl::Status status = pages_->Add(owners[i], component_, value);
-      if (!status.ok()) {
-        for (size_t j = 0; j < i; ++j) pages_->Remove(owners[j], component_.id).IgnoreError();
-        return status;
+    absl::Status status = pages_->AddEach(
+        owners, component_.id, std::is_empty_v<T> ? absl::Span<const std::byte>() : data);
+    if (!status.ok()) {
+      // The batch stopped at the first failing owner; those before it took T.
+      for (Entity owner : owners) {
+        if (pages_->Has(owner, component_.id)) pages_->Remove(owner, component_.id).IgnoreError();
       }
     }
-    if (index == nullptr || owners.empty()) return absl::OkStatus();
-    return index->AddInstance(owners, this, id_);
+    return status;
   }
 
  private:
@@ -161,6 +162,47 @@ class PageComponentManager final : public ComponentManager {
   std::string type_name_;
   IdString32 id_;
   Component<T> component_;
+};
+
+// PageComponentIndexer: keeps an EntityIndex in step with the page components of one
+// EntityPages store. It is the store's StructureListener, so every instance added or
+// removed by any path (a manager's Create, Destroy or Spawn, a system's Add, Remove
+// or CreateFromArchetype on the store) reaches the index in the store's batches,
+// under its manager and name, and properties by name see run-time components. An
+// entity's destruction leaves the index through the index's own destroy listener
+// (the World's). An instance whose name its entity already has in another manager
+// stays out of the index (one component per name and entity: EntityIndex); conflicts()
+// counts them. A World owns one; Track is called as each page-stored type is made.
+class PageComponentIndexer final : public StructureListener {
+ public:
+  // PageComponentIndexer: installs itself as `pages`' listener, which must have none
+  // (aborts otherwise, in every build). Both must outlive it.
+  PageComponentIndexer(EntityPages& pages, EntityIndex& index);
+  // Uninstalls itself.
+  ~PageComponentIndexer() override;
+  PageComponentIndexer(const PageComponentIndexer&) = delete;
+  PageComponentIndexer& operator=(const PageComponentIndexer&) = delete;
+
+  // Track: instances of `c` are `manager`'s, named `name`; untracked ids are ignored.
+  void Track(ComponentId c, ComponentManager* manager, InstanceId name);
+  template <typename T>
+  void Track(PageComponentManager<T>& manager) {
+    Track(manager.component().id, &manager, manager.instance_id());
+  }
+  size_t conflicts() const { return conflicts_; }
+
+  void OnAdded(ComponentId c, absl::Span<const Entity> entities) override;
+  void OnRemoved(ComponentId c, absl::Span<const Entity> entities) override;
+
+ private:
+  struct Tracked {
+    ComponentManager* manager = nullptr;
+    InstanceId name;
+  };
+  EntityPages* pages_;
+  EntityIndex* index_;
+  std::vector<Tracked> tracked_;  // by ComponentId
+  size_t conflicts_ = 0;
 };
 
 }  // namespace strata

@@ -22,8 +22,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/id_string.h"
 #include "component/component_type.h"
-#include "index/id_string.h"
 #include "resource/entity_compiler.h"
 
 namespace strata {

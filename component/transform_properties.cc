@@ -1,4 +1,4 @@
-#include "transform/transform_properties.h"
+#include "component/transform_properties.h"
 
 #include <cmath>
 #include <initializer_list>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
-#include "transform/matrix.h"
+#include "base/matrix.h"
 
 namespace strata {
 

@@ -21,8 +21,8 @@
 // the other two. Setting a rotation that is zero or not finite, or a scale with a zero
 // or non-finite element, is InvalidArgument (the local matrix must stay decomposable).
 // A local matrix with shear reads back the rotation of its orthonormalised basis.
-#ifndef STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
-#define STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
+#ifndef STRATA_COMPONENT_TRANSFORM_PROPERTIES_H_
+#define STRATA_COMPONENT_TRANSFORM_PROPERTIES_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -95,4 +95,4 @@ absl::Status DescribeTransformProperties(PropertySystem& properties,
 
 }  // namespace strata
 
-#endif  // STRATA_TRANSFORM_TRANSFORM_PROPERTIES_H_
+#endif  // STRATA_COMPONENT_TRANSFORM_PROPERTIES_H_

@@ -1,12 +1,12 @@
-#include "transform/transform_properties.h"
+#include "component/transform_properties.h"
 
 #include <cmath>
 #include <variant>
 
+#include "base/id_string.h"
 #include "entity/entity_manager.h"
 #include "gtest/gtest.h"
 #include "index/entity_index.h"
-#include "index/id_string.h"
 #include "index/property_system.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"

@@ -1,11 +1,11 @@
-#include "transform/transform_resource.h"
+#include "component/transform_resource.h"
 
 #include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/matrix.h"
 #include "base/status_macros.h"
-#include "transform/matrix.h"
 
 namespace strata {
 

@@ -27,8 +27,8 @@
 // one (a parent entity without a transform is passed over), in one CreateBatch plus one
 // LinkBatch. Errors (the spawner then rolls the spawn back): DataLoss if the stride is
 // not 64; the TransformComponent's error if an entity gets two transforms.
-#ifndef STRATA_TRANSFORM_TRANSFORM_RESOURCE_H_
-#define STRATA_TRANSFORM_TRANSFORM_RESOURCE_H_
+#ifndef STRATA_COMPONENT_TRANSFORM_RESOURCE_H_
+#define STRATA_COMPONENT_TRANSFORM_RESOURCE_H_
 
 #include <cstdint>
 
@@ -77,4 +77,4 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
 
 }  // namespace strata
 
-#endif  // STRATA_TRANSFORM_TRANSFORM_RESOURCE_H_
+#endif  // STRATA_COMPONENT_TRANSFORM_RESOURCE_H_

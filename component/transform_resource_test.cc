@@ -1,4 +1,4 @@
-#include "transform/transform_resource.h"
+#include "component/transform_resource.h"
 
 #include <cmath>
 #include <functional>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/matrix.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,7 +15,6 @@
 #include "resource/format.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
-#include "transform/matrix.h"
 #include "transform/transform_component.h"
 
 namespace strata {

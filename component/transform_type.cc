@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/matrix.h"
 #include "base/status_macros.h"
+#include "component/transform_properties.h"
+#include "component/transform_resource.h"
+#include "index/entity_index.h"
 #include "nlohmann/json.hpp"
-#include "transform/matrix.h"
-#include "transform/transform_properties.h"
-#include "transform/transform_resource.h"
+#include "transform/transform_component.h"
 
 namespace strata {
 namespace {
@@ -73,11 +75,12 @@ absl::StatusOr<json> ExportTransform(absl::Span<const std::byte> instance, const
 
 class TransformStore final : public ComponentStore {
  public:
-  TransformStore(const ComponentType& type, const WorldServices& services)
-      : type_(&type), services_(services) {}
+  TransformStore(const ComponentType& type, TransformComponent& transforms,
+                 TransformComponentManager& manager, EntityIndex& index)
+      : type_(&type), transforms_(&transforms), manager_(&manager), index_(&index) {}
 
-  ComponentManager& manager() override { return *services_.transform_manager; }
-  void* typed() override { return services_.transform_manager; }
+  ComponentManager& manager() override { return *manager_; }
+  void* typed() override { return manager_; }
   const void* type_tag() const override { return TypeTag<TransformComponentManager>(); }
 
   absl::Status Spawn(const ComponentSpawnBatch& batch) override {
@@ -86,12 +89,12 @@ class TransformStore final : public ComponentStore {
           "component type \"transform\": the blob's layout differs from the declaration (\"",
           batch.layout, "\", declared \"", kTransformLayout, "\")"));
     }
-    STRATA_RETURN_IF_ERROR(SpawnTransformBatch(*services_.transforms, batch));
-    return RegisterSpawnedByName(*services_.index, services_.transform_manager, batch);
+    STRATA_RETURN_IF_ERROR(SpawnTransformBatch(*transforms_, batch));
+    return RegisterSpawnedByName(*index_, manager_, batch);
   }
 
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
-    TransformComponent& transforms = *services_.transforms;
+    TransformComponent& transforms = *transforms_;
     for (uint32_t k = 0; k < context.entities.size(); ++k) {
       const TransformHandle i = transforms.Lookup(context.entities[k]);
       if (!i.is_valid()) continue;
@@ -100,29 +103,31 @@ class TransformStore final : public ComponentStore {
       out->data.insert(out->data.end(), bytes, bytes + sizeof(local.m));
       out->entity_index.push_back(k);
       const std::optional<IdString32> name =
-          context.name_of(context.entities[k], services_.transform_manager);
+          context.name_of(context.entities[k], manager_);
       out->names.push_back(name.has_value() ? name->value() : type_->id().value());
     }
     return absl::OkStatus();
   }
 
   void CollectEntities(std::vector<Entity>* out) const override {
-    const TransformComponent& transforms = *services_.transforms;
+    const TransformComponent& transforms = *transforms_;
     for (size_t i = 0; i < transforms.size(); ++i) out->push_back(transforms.EntityAt(i));
   }
   size_t CountOf(Entity entity) const override {
-    return services_.transforms->Lookup(entity).is_valid() ? 1 : 0;
+    return transforms_->Lookup(entity).is_valid() ? 1 : 0;
   }
-  size_t size() const override { return services_.transforms->size(); }
+  size_t size() const override { return transforms_->size(); }
   // The World reports the transform component's memory itself.
   size_t MemoryUsage() const override { return 0; }
   absl::Status DescribeProperties(PropertySystem& properties) override {
-    return DescribeTransformProperties(properties, *services_.transform_manager);
+    return DescribeTransformProperties(properties, *manager_);
   }
 
  private:
   const ComponentType* type_;
-  WorldServices services_;
+  TransformComponent* transforms_;
+  TransformComponentManager* manager_;
+  EntityIndex* index_;
 };
 
 }  // namespace
@@ -138,10 +143,13 @@ absl::StatusOr<ComponentType> TransformComponentType() {
   custom.export_instance = ExportTransform;
   custom.make_store = [](const ComponentType& type,
                          const WorldServices& services) -> absl::StatusOr<std::unique_ptr<ComponentStore>> {
-    if (services.transforms == nullptr || services.transform_manager == nullptr || services.index == nullptr) {
+    // The world's transform graph, lent by type: WorldServices names no component.
+    TransformComponent* transforms = services.Find<TransformComponent>();
+    TransformComponentManager* manager = services.Find<TransformComponentManager>();
+    if (transforms == nullptr || manager == nullptr || services.index == nullptr) {
       return absl::FailedPreconditionError("transform: the world has no transform component");
     }
-    return std::unique_ptr<ComponentStore>(new TransformStore(type, services));
+    return std::unique_ptr<ComponentStore>(new TransformStore(type, *transforms, *manager, *services.index));
   };
   return ComponentType::FromCustom(std::move(custom));
 }

@@ -3,7 +3,7 @@
 // declared types, with its own codec and store. Every ComponentRegistry holds it.
 //
 // Level JSON: {"type": "transform", "name": "Transform", "position": [x, y, z],
-// "rotation": [x, y, z, w], "scale": [x, y, z]} (transform/transform_resource.h), or
+// "rotation": [x, y, z, w], "scale": [x, y, z]} (component/transform_resource.h), or
 // {"type": "transform", "matrix": [16 numbers, row-major]}: the local matrix itself,
 // what export writes when position, rotation and scale would not recompile to the
 // same bytes. Blob: the 64-byte local matrix. Spawn links each transform to its

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/id_string.h"
 #include "engine/sample_components.h"
 #include "engine/systems.h"
 #include "engine/world.h"
 #include "gtest/gtest.h"
-#include "index/id_string.h"
 #include "index/property_system.h"
 #include "iteration/filter.h"
 #include "nlohmann/json.hpp"

@@ -49,10 +49,11 @@ const ComponentRegistry& SampleRegistry() {
 absl::StatusOr<std::unique_ptr<DemoWorld>> DemoWorld::Create(const World::Options& options) {
   std::unique_ptr<DemoWorld> demo(new DemoWorld());
   STRATA_ASSIGN_OR_RETURN(demo->world_, World::Create(SampleRegistry(), options));
-  STRATA_ASSIGN_OR_RETURN(demo->sprites_, demo->world_->Pages<Sprite>(kSpriteTypeName));
-  STRATA_ASSIGN_OR_RETURN(demo->sparks_, demo->world_->Pages<Spark>(kSparkTypeName));
-  STRATA_ASSIGN_OR_RETURN(demo->emitters_, demo->world_->Pages<SparkEmitter>(kSparkEmitterTypeName));
-  STRATA_ASSIGN_OR_RETURN(demo->render_data_, demo->world_->Named<RenderData>(kRenderDataTypeName));
+  // Each sample struct is declared once in SampleRegistry(): found by type.
+  demo->sprites_ = &demo->world_->Pages<Sprite>();
+  demo->sparks_ = &demo->world_->Pages<Spark>();
+  demo->emitters_ = &demo->world_->Pages<SparkEmitter>();
+  demo->render_data_ = &demo->world_->Named<RenderData>();
   return demo;
 }
 

@@ -26,11 +26,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/matrix.h"
 #include "component/named_component.h"
 #include "component/page_component.h"
 #include "component/registry.h"
 #include "engine/world.h"
-#include "transform/matrix.h"
 
 namespace strata {
 

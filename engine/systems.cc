@@ -8,12 +8,12 @@
 #include <optional>
 #include <random>
 
+#include "base/matrix.h"
 #include "base/status_macros.h"
 #include "engine/sample_components.h"
 #include "iteration/entity_pages.h"
 #include "iteration/filter.h"
 #include "iteration/parallel_query.h"
-#include "transform/matrix.h"
 #include "transform/transform_component.h"
 
 namespace strata {
@@ -99,10 +99,7 @@ absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
     spark->velocity.z = unit(rng) * em.spread * speed;
     spark->lifetime = spark->max_lifetime = std::max(em.lifetime * jitter(rng), 1e-3f);
   }
-  STRATA_RETURN_IF_ERROR(world.index().AddInstance(
-      absl::MakeConstSpan(*created), &world.sprites(), world.sprites().instance_id()));
-  return world.index().AddInstance(absl::MakeConstSpan(*created), &world.sparks(),
-                                         world.sparks().instance_id());
+  return absl::OkStatus();
 }
 
 void MoveSparks(DemoWorld& world, float dt, bool parallel) {

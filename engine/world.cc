@@ -1,11 +1,14 @@
 #include "engine/world.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/check.h"
 #include "base/status_macros.h"
 #include "resource/metadata.h"
 
@@ -62,6 +65,7 @@ World::World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> o
     }
   });
   pages_ = std::make_unique<EntityPages>(*entities_);
+  page_indexer_ = std::make_unique<PageComponentIndexer>(*pages_, *index_);
   properties_ = std::make_unique<PropertySystem>(index_.get());
   spawner_ = std::make_unique<EntitySpawner>();
 }
@@ -71,8 +75,9 @@ absl::Status World::Init() {
   services.entities = entities_;
   services.pages = pages_.get();
   services.index = index_.get();
-  services.transforms = transforms_.get();
-  services.transform_manager = transform_manager_.get();
+  services.page_indexer = page_indexer_.get();
+  services.Lend(transforms_.get());
+  services.Lend(transform_manager_.get());
   for (const ComponentType* type : registry_->types()) {
     STRATA_ASSIGN_OR_RETURN(std::unique_ptr<ComponentStore> store, type->MakeStore(services));
     STRATA_RETURN_IF_ERROR(store->DescribeProperties(*properties_));
@@ -80,6 +85,11 @@ absl::Status World::Init() {
     STRATA_RETURN_IF_ERROR(spawner_->RegisterComponentSpawner(
         type->name(), [raw](const ComponentSpawnBatch& batch) { return raw->Spawn(batch); }));
     store_by_id_.emplace(type->id().value(), raw);
+    if (type->cpp_type() != nullptr) {
+      // A struct two types declare names neither: Pages<T>() must not pick one.
+      auto [it, inserted] = store_by_cpp_.try_emplace(type->cpp_type(), raw);
+      if (!inserted) it->second = nullptr;
+    }
     stores_.push_back(std::move(store));
     types_.push_back(type);
   }
@@ -97,6 +107,30 @@ ComponentStore* World::Store(absl::string_view type) const {
   if (t == nullptr) return nullptr;
   auto it = store_by_id_.find(t->id().value());
   return it == store_by_id_.end() ? nullptr : it->second;
+}
+
+ComponentStore* World::StoreOfCpp(const void* cpp, bool* ambiguous) const {
+  auto it = store_by_cpp_.find(cpp);
+  *ambiguous = it != store_by_cpp_.end() && it->second == nullptr;
+  return it == store_by_cpp_.end() ? nullptr : it->second;
+}
+
+void World::TypedAccessFailed(const void* cpp, const char* what) const {
+  bool ambiguous = false;
+  ComponentStore* store = StoreOfCpp(cpp, &ambiguous);
+  std::string declared;
+  for (size_t s = 0; s < types_.size(); ++s) {
+    if (types_[s]->cpp_type() == cpp) absl::StrAppend(&declared, declared.empty() ? "" : ", ", types_[s]->name());
+  }
+  const std::string message =
+      ambiguous ? absl::StrCat("World::", what, ": several component types declare this struct (",
+                               declared, "): use the form that takes the type's name")
+      : store == nullptr
+          ? absl::StrCat("World::", what, ": no component type of this world declares this struct")
+          : absl::StrCat("World::", what, ": component type \"", declared,
+                         "\" is not stored that way (Pages<T> for page storage, Named<T> for named)");
+  STRATA_CHECK(false, message.c_str());
+  std::abort();  // not reached: STRATA_CHECK(false) aborts
 }
 
 absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view, SpawnStats* stats) {

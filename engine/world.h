@@ -41,6 +41,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -53,15 +56,16 @@
 #include "component/named_component.h"
 #include "component/page_component.h"
 #include "component/registry.h"
+#include "component/transform_properties.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "index/entity_index.h"
 #include "index/property_system.h"
 #include "iteration/entity_pages.h"
+#include "iteration/filter.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
 #include "transform/transform_component.h"
-#include "transform/transform_properties.h"
 
 namespace strata {
 
@@ -77,6 +81,41 @@ struct SaveOptions {
   // keep_names: the entity names and instance-name texts the world knows.
   bool keep_names = true;
 };
+
+// With<Ts...> / Without<Ts...>: the components World::Each also requires / excludes.
+template <typename... Ts>
+struct With {};
+template <typename... Ts>
+struct Without {};
+
+namespace world_internal {
+// CallbackArgs<Fn>::type: std::tuple of the parameter types of a lambda or function.
+template <typename Fn>
+struct CallbackArgs : CallbackArgs<decltype(&std::remove_reference_t<Fn>::operator())> {};
+template <typename C, typename R, typename... A>
+struct CallbackArgs<R (C::*)(A...) const> {
+  using type = std::tuple<A...>;
+};
+template <typename C, typename R, typename... A>
+struct CallbackArgs<R (C::*)(A...)> {
+  using type = std::tuple<A...>;
+};
+template <typename R, typename... A>
+struct CallbackArgs<R (*)(A...)> {
+  using type = std::tuple<A...>;
+};
+template <typename R, typename... A>
+struct CallbackArgs<R (&)(A...)> {
+  using type = std::tuple<A...>;
+};
+// TailOf<A, B...>::type: std::tuple<B...>.
+template <typename... A>
+struct TailOf;
+template <typename A, typename... B>
+struct TailOf<A, B...> {
+  using type = std::tuple<B...>;
+};
+}  // namespace world_internal
 
 class World {
  public:
@@ -149,10 +188,32 @@ class World {
   // EntityName: the name `entity` had in the resource it was spawned from, or "".
   absl::string_view EntityName(Entity entity) const;
 
-  // Store: the store of `type`, or nullptr. Pages<T> / Named<T>: the typed manager of a
-  // declared type; NotFound for an unknown type, InvalidArgument if it is not stored
-  // that way with that struct.
+  // Store: the store of `type`, or nullptr.
   ComponentStore* Store(absl::string_view type) const;
+
+  // Pages<T>() / Named<T>(): the manager of the one declared type of this world whose
+  // struct is T, found by C++ type (World::Create records each declared struct once):
+  // no name to misspell, no Status to handle. Asking for a struct that no type
+  // declares, that two types declare, or that is stored the other way is a programming
+  // error: aborts with a message, in every build. TryPages / TryNamed: nullptr then.
+  template <typename T>
+  PageComponentManager<T>& Pages() const {
+    return *CheckedTyped<PageComponentManager<T>>(TypeTag<T>(), "Pages<T>");
+  }
+  template <typename T>
+  NamedComponentManager<T>& Named() const {
+    return *CheckedTyped<NamedComponentManager<T>>(TypeTag<T>(), "Named<T>");
+  }
+  template <typename T>
+  PageComponentManager<T>* TryPages() const {
+    return TypedByCpp<PageComponentManager<T>>(TypeTag<T>());
+  }
+  template <typename T>
+  NamedComponentManager<T>* TryNamed() const {
+    return TypedByCpp<NamedComponentManager<T>>(TypeTag<T>());
+  }
+  // Pages<T>(name) / Named<T>(name): by type name, for names that come from data.
+  // NotFound for an unknown name, InvalidArgument if it is not stored that way with T.
   template <typename T>
   absl::StatusOr<PageComponentManager<T>*> Pages(absl::string_view type) const {
     return Typed<PageComponentManager<T>>(type);
@@ -160,6 +221,35 @@ class World {
   template <typename T>
   absl::StatusOr<NamedComponentManager<T>*> Named(absl::string_view type) const {
     return Typed<NamedComponentManager<T>>(type);
+  }
+
+  // Each: a page query over the entities that have every component the callback takes
+  // by reference, each found by its C++ type, so nothing is listed twice:
+  //   world.Each([](Position& p, const Velocity& v) { p.x += v.x; });
+  //   world.Each(With<Burning>(), Without<Frozen>(), [](Entity e, Health& h, Armor* a) {});
+  // The callback takes an optional leading Entity, then `T&` / `const T&` (required),
+  // then `U*` (optional: null where absent), as ForEachMatch (iteration/filter.h),
+  // whose walk and rules it is. With<...> requires more components without handing
+  // them over (tags, which have no data, come in this way); Without<...> excludes
+  // entities with any of its types. Every type must be declared once, page-stored.
+  template <typename Fn>
+  void Each(Fn&& fn) const {
+    Each(With<>(), Without<>(), std::forward<Fn>(fn));
+  }
+  template <typename... Excluded, typename Fn>
+  void Each(Without<Excluded...> without, Fn&& fn) const {
+    Each(With<>(), without, std::forward<Fn>(fn));
+  }
+  template <typename... Required, typename Fn>
+  void Each(With<Required...> with, Fn&& fn) const {
+    Each(with, Without<>(), std::forward<Fn>(fn));
+  }
+  template <typename... Required, typename... Excluded, typename Fn>
+  void Each(With<Required...>, Without<Excluded...>, Fn&& fn) const {
+    Filter filter;
+    (filter.Include(Pages<Required>().component()), ...);
+    (filter.Exclude(Pages<Excluded>().component()), ...);
+    EachWith(filter, fn, static_cast<typename world_internal::CallbackArgs<Fn>::type*>(nullptr));
   }
 
   const ComponentRegistry& registry() const { return *registry_; }
@@ -176,6 +266,57 @@ class World {
   World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> owned,
         EntityManager* shared, const Options& options);
   absl::Status Init();
+
+  // The store of the one declared type whose struct has TypeTag `cpp`: nullptr if none
+  // or several (`*ambiguous` then true).
+  ComponentStore* StoreOfCpp(const void* cpp, bool* ambiguous) const;
+  template <typename M>
+  M* TypedByCpp(const void* cpp) const {
+    bool ambiguous = false;
+    ComponentStore* store = StoreOfCpp(cpp, &ambiguous);
+    if (store == nullptr || store->type_tag() != TypeTag<M>()) return nullptr;
+    return static_cast<M*>(store->typed());
+  }
+  template <typename M>
+  M* CheckedTyped(const void* cpp, const char* what) const {
+    M* typed = TypedByCpp<M>(cpp);
+    if (typed == nullptr) [[unlikely]] TypedAccessFailed(cpp, what);
+    return typed;
+  }
+  [[noreturn]] void TypedAccessFailed(const void* cpp, const char* what) const;
+
+  template <typename Fn, typename... Args>
+  void EachWith(Filter filter, Fn& fn, std::tuple<Args...>*) const {
+    if constexpr (sizeof...(Args) > 0 &&
+                  std::is_same_v<std::decay_t<std::tuple_element_t<0, std::tuple<Args...>>>,
+                                 Entity>) {
+      EachComponents(filter, fn, static_cast<typename world_internal::TailOf<Args...>::type*>(nullptr));
+    } else {
+      EachComponents(filter, fn, static_cast<std::tuple<Args...>*>(nullptr));
+    }
+  }
+  template <typename Fn, typename... Args>
+  void EachComponents(Filter filter, Fn& fn, std::tuple<Args...>*) const {
+    static_assert(((std::is_reference_v<Args> || std::is_pointer_v<Args>) && ...),
+                  "World::Each: take each component as T&, const T& or T* (optional)");
+    (IncludeIfRequired<Args>(filter), ...);
+    ForEachMatch(*pages_, filter, fn, ComponentArg<Args>()...);
+  }
+  template <typename A>
+  void IncludeIfRequired(Filter& filter) const {
+    if constexpr (std::is_reference_v<A>) filter.Include(ComponentArg<A>());
+  }
+  template <typename A>
+  auto ComponentArg() const {
+    using T = std::remove_cv_t<std::remove_pointer_t<std::remove_reference_t<A>>>;
+    static_assert(!std::is_empty_v<T>,
+                  "World::Each: a tag has no data to hand over: require it with With<Tag>()");
+    if constexpr (std::is_pointer_v<A>) {
+      return Optional(Pages<T>().component());
+    } else {
+      return Pages<T>().component();
+    }
+  }
 
   template <typename M>
   absl::StatusOr<M*> Typed(absl::string_view type) const {
@@ -198,12 +339,17 @@ class World {
   std::unique_ptr<EntityIndex> index_;
   EntityManager::Subscription listener_;
   std::unique_ptr<EntityPages> pages_;
+  // Keeps index_ in step with pages_ (every page component added or removed).
+  std::unique_ptr<PageComponentIndexer> page_indexer_;
   std::unique_ptr<PropertySystem> properties_;
   // stores_[s]: the store of types_[s], the registry's types in its order at Create
   // (a type added to the registry later has no store in this world).
   std::vector<std::unique_ptr<ComponentStore>> stores_;
   std::vector<const ComponentType*> types_;
   absl::flat_hash_map<uint32_t, ComponentStore*> store_by_id_;
+  // store_by_cpp_[TypeTag<T>()]: the store of the declared type whose struct is T;
+  // nullptr when several types declare T.
+  absl::flat_hash_map<const void*, ComponentStore*> store_by_cpp_;
   std::unique_ptr<EntitySpawner> spawner_;
   // entity_names_[index]: the name of the entity of that index and generation. A
   // vector, not a hash map, so naming a spawned level's entities costs one string

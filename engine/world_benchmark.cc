@@ -23,11 +23,11 @@
 #include "base/status_macros.h"
 #include "benchmark/benchmark.h"
 #include "component/component_type.h"
+#include "component/transform_resource.h"
 #include "engine/sample_components.h"
 #include "engine/world.h"
 #include "resource/entity_compiler.h"
 #include "resource/entity_spawner.h"
-#include "transform/transform_resource.h"
 
 namespace strata {
 namespace {
@@ -119,15 +119,15 @@ std::unique_ptr<EntitySpawner> HandWrittenSpawner(DemoWorld& world) {
   }));
   ok(spawner.RegisterComponentSpawner("sprite", [&world, check](const ComponentSpawnBatch& batch) {
     STRATA_RETURN_IF_ERROR(check(batch, sizeof(Sprite)));
-    return world.sprites().Spawn(SpawnOwners(batch), batch.names, batch.data, &world.index());
+    return world.sprites().Spawn(SpawnOwners(batch), batch.names, batch.data);
   }));
   ok(spawner.RegisterComponentSpawner("spark", [&world, check](const ComponentSpawnBatch& batch) {
     STRATA_RETURN_IF_ERROR(check(batch, sizeof(Spark)));
-    return world.sparks().Spawn(SpawnOwners(batch), batch.names, batch.data, &world.index());
+    return world.sparks().Spawn(SpawnOwners(batch), batch.names, batch.data);
   }));
   ok(spawner.RegisterComponentSpawner("spark_emitter", [&world, check](const ComponentSpawnBatch& batch) {
     STRATA_RETURN_IF_ERROR(check(batch, sizeof(SparkEmitter)));
-    return world.emitters().Spawn(SpawnOwners(batch), batch.names, batch.data, &world.index());
+    return world.emitters().Spawn(SpawnOwners(batch), batch.names, batch.data);
   }));
   ok(spawner.RegisterComponentSpawner("render_data", [&world, check](const ComponentSpawnBatch& batch) {
     STRATA_RETURN_IF_ERROR(check(batch, sizeof(RenderData)));

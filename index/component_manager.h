@@ -21,8 +21,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/id_string.h"
 #include "entity/entity.h"
-#include "index/id_string.h"
 
 namespace strata {
 

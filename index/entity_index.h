@@ -53,9 +53,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "base/id_string.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
-#include "index/id_string.h"
 
 namespace strata {
 

@@ -43,10 +43,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/id_string.h"
 #include "benchmark/benchmark.h"
 #include "entity/entity.h"
 #include "index/entity_index.h"
-#include "index/id_string.h"
 #include "index/legacy_entity_index.h"
 #include "index/testing/render_data_manager.h"
 #include "testing/counting_allocator.h"

@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/id_string.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/entity_index.h"
-#include "index/id_string.h"
 #include "index/legacy_entity_index.h"
 #include "index/testing/article_example.h"
 #include "testing/counting_allocator.h"

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "base/id_string.h"
 #include "entity/entity.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index/id_string.h"
 #include "index/legacy_entity_index.h"
 #include "index/testing/article_example.h"
 #include "index/testing/render_data_manager.h"

@@ -45,16 +45,16 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/check.h"
+#include "base/id_string.h"
+#include "base/matrix.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
 #include "index/entity_index.h"
-#include "index/id_string.h"
-#include "transform/matrix.h"
 
 namespace strata {
 
 // NOTE: the value types (Vector3, Vector4, Quaternion, Matrix4x4) are the transform
-// package's math types from //transform:matrix, a leaf library with no other Strata
+// package's math types from //base:matrix, a leaf library with no other Strata
 // dependency, so a property holds exactly what the transform graph computes with and
 // no conversion or second definition of strata::Vector3 exists anywhere.
 

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "base/id_string.h"
 #include "entity/entity.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/entity_index.h"
-#include "index/id_string.h"
 #include "index/testing/render_data_manager.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"

@@ -30,10 +30,15 @@ inline constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
 // ComponentId: a registered component type, an index into the store's type table.
 using ComponentId = uint32_t;
 
+// kNoComponent: the id of no component type (a default-constructed Component<T>):
+// never registered, so every call given it fails or finds nothing.
+inline constexpr ComponentId kNoComponent = 0xFFFFFFFFu;
+
 // Component<T>: a ComponentId that remembers its C++ type, for the typed helpers.
 template <typename T>
 struct Component {
-  ComponentId id = 0;
+  ComponentId id = kNoComponent;
+  bool is_valid() const { return id != kNoComponent; }
 };
 
 // Archetype: a set of components with initial values, for CreateFromArchetype. Values

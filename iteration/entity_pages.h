@@ -94,6 +94,21 @@
 
 namespace strata {
 
+// StructureListener: told after entities gain or lose components in an EntityPages
+// store, in batches: one call per single Add or Remove, one per span Add or Remove
+// (the entities that took the change, also when a later one failed), one per
+// component of a CreateFromArchetype. Not told of Delete / DeleteEntities (an entity
+// leaving the store whole: its destruction is the entity manager's event) nor of
+// Compact (no entity's set changes). The entity index of a World hears of page
+// components through this (component/page_component.h). A listener may read the store
+// but must not change it.
+class StructureListener {
+ public:
+  virtual ~StructureListener() = default;
+  virtual void OnAdded(ComponentId c, absl::Span<const Entity> entities) = 0;
+  virtual void OnRemoved(ComponentId c, absl::Span<const Entity> entities) = 0;
+};
+
 class EntityPages {
  public:
   // LargeVector: a std::vector whose large buffers are huge-page backed. resize(n)
@@ -184,6 +199,13 @@ class EntityPages {
     return Remove(entities, c.id);
   }
 
+  // AddEach: the batch Add with a value per entity: entities[i] takes the
+  // component_size(c) bytes at values[i * component_size(c)] (native layout; empty
+  // for a tag). InvalidArgument, nothing changed, if values holds another number of
+  // bytes or `c` is not registered; otherwise errors and cost as the batch Add.
+  absl::Status AddEach(absl::Span<const Entity> entities, ComponentId c,
+                       absl::Span<const std::byte> values);
+
   // Delete: removes every component of `e` and frees its slot. NotFound if `e` has
   // none or is stale. O(registered types) (the article's scheme 2 delete), early exit
   // after the last one.
@@ -200,6 +222,12 @@ class EntityPages {
   // O(entities * archetype size).
   absl::Status CreateFromArchetype(absl::Span<const Entity> entities,
                                    const Archetype& archetype);
+
+  // set_structure_listener: the listener told of every Add and Remove (nullptr: none,
+  // the default; a store with none pays one predicted branch per call). Not owned; it
+  // must outlive the store or be unset first.
+  void set_structure_listener(StructureListener* listener) { listener_ = listener; }
+  StructureListener* structure_listener() const { return listener_; }
 
   // Contains: true if `e` is current and has at least one component. O(1).
   bool Contains(Entity e) const { return SlotOf(e) != kNoSlot; }
@@ -390,6 +418,14 @@ class EntityPages {
   absl::Status AddBatchWith(absl::Span<const Entity> entities, ComponentId c, Writer write);
   ABSL_ATTRIBUTE_NOINLINE static absl::Status BatchError(const absl::Status& status,
                                                          size_t position);
+  // The listener's calls for one entity, out of line so that the inline paths keep
+  // `e` in registers.
+  ABSL_ATTRIBUTE_NOINLINE void NotifyAdded(ComponentId c, Entity e);
+  ABSL_ATTRIBUTE_NOINLINE void NotifyRemoved(ComponentId c, Entity e);
+  // The batch Remove's loop; *done: how many entities, from the first, lost `c`.
+  absl::Status RemoveBatch(absl::Span<const Entity> entities, ComponentId c, size_t* done);
+  absl::Status CreateFromArchetypeChecked(absl::Span<const Entity> entities,
+                                          const Archetype& archetype);
   // TryGet with elements of kSize bytes (kUntypedSize: the registered size); a typed
   // call checks the registered size (an instruction per call, and the element's
   // address then needs no multiply).
@@ -532,6 +568,7 @@ class EntityPages {
   uint32_t scan_page_ = 0;  // where FindFreeSlotFrom's fallback scan resumes
   size_t num_entities_ = 0;
   uint64_t epoch_ = 0;
+  StructureListener* listener_ = nullptr;
   // Compaction: the pass in progress (plan_[plan_cursor_..] left), the end of its
   // target ranges, and whether anything changed since the last pass was planned.
   // A pass runs its trades (trades_[trade_cursor_..]) first, then plans the moves

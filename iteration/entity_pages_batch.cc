@@ -3,6 +3,7 @@
 // template in internal/entity_pages_inl.h.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -24,7 +25,43 @@ absl::Status EntityPages::Add(absl::Span<const Entity> entities, ComponentId c,
   });
 }
 
+absl::Status EntityPages::AddEach(absl::Span<const Entity> entities, ComponentId c,
+                                  absl::Span<const std::byte> values) {
+  if (c >= types_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("AddEach: unregistered component id ", c));
+  }
+  const size_t size = types_[c].size;
+  if (values.size() != entities.size() * size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AddEach: ", values.size(), " bytes of values for ", entities.size(), " entities of '",
+        types_[c].name, "' (", size, " bytes each)"));
+  }
+  // The loop calls the writer once per entity, in order, for each entity it adds.
+  return AddBatchWith<kUntypedSize>(
+      entities, c, [next = values.data()](std::byte* dst, uint32_t bytes) mutable {
+        if (bytes != 0) std::memcpy(dst, next, bytes);
+        next += bytes;
+      });
+}
+
+void EntityPages::NotifyAdded(ComponentId c, Entity e) {
+  listener_->OnAdded(c, absl::MakeConstSpan(&e, 1));
+}
+
+void EntityPages::NotifyRemoved(ComponentId c, Entity e) {
+  listener_->OnRemoved(c, absl::MakeConstSpan(&e, 1));
+}
+
 absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId c) {
+  size_t done = 0;
+  const absl::Status status = RemoveBatch(entities, c, &done);
+  // The entities before a failing one took the change (see the batch contract).
+  if (listener_ != nullptr && done > 0) listener_->OnRemoved(c, entities.first(done));
+  return status;
+}
+
+absl::Status EntityPages::RemoveBatch(absl::Span<const Entity> entities, ComponentId c,
+                                      size_t* done) {
   const Entity* const entity = entities.data();
   const size_t n = entities.size();
   size_t i = 0;
@@ -68,9 +105,13 @@ absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId 
     if (i != start) layout_changed_ = true;
     if (i == n) break;
     const absl::Status status = RemoveSlow(entity[i].index(), entity[i].generation(), c);
-    if (ABSL_PREDICT_FALSE(!status.ok())) return BatchError(status, i);
+    if (ABSL_PREDICT_FALSE(!status.ok())) {
+      *done = i;
+      return BatchError(status, i);
+    }
     ++i;
   }
+  *done = n;
   return absl::OkStatus();
 }
 

@@ -63,6 +63,16 @@ Archetype& Archetype::SetRaw(ComponentId component, absl::Span<const std::byte> 
 
 absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
                                               const Archetype& archetype) {
+  absl::Status status = CreateFromArchetypeChecked(entities, archetype);
+  // All or nothing: the listener hears of a success only.
+  if (listener_ != nullptr && status.ok() && !entities.empty()) {
+    for (const Archetype::Entry& entry : archetype.entries_) listener_->OnAdded(entry.id, entities);
+  }
+  return status;
+}
+
+absl::Status EntityPages::CreateFromArchetypeChecked(absl::Span<const Entity> entities,
+                                                     const Archetype& archetype) {
   for (const Archetype::Entry& entry : archetype.entries_) {
     if (entry.id >= types_.size()) {
       return absl::InvalidArgumentError(

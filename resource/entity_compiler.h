@@ -59,7 +59,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "index/id_string.h"
+#include "base/id_string.h"
 #include "nlohmann/json_fwd.hpp"
 #include "resource/format.h"
 #include "resource/metadata.h"

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/id_string.h"
 #include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index/id_string.h"
 #include "resource/format.h"
 #include "resource/testing/test_levels.h"
 #include "testing/random.h"

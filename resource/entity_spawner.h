@@ -41,9 +41,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/id_string.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
-#include "index/id_string.h"
 #include "resource/format.h"
 #include "resource/metadata.h"
 

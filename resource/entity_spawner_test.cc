@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/id_string.h"
 #include "base/status_macros.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index/id_string.h"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "testing/random.h"

@@ -56,7 +56,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "index/id_string.h"
+#include "base/id_string.h"
 
 namespace strata {
 

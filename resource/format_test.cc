@@ -3,9 +3,9 @@
 #include <cstring>
 #include <vector>
 
+#include "base/id_string.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index/id_string.h"
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 

@@ -31,7 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "index/id_string.h"
+#include "base/id_string.h"
 #include "resource/format.h"
 
 namespace strata {

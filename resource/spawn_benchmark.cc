@@ -27,11 +27,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/id_string.h"
 #include "base/status_macros.h"
 #include "benchmark/benchmark.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
-#include "index/id_string.h"
 #include "resource/entity_compiler.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"

@@ -36,10 +36,10 @@
 
 #include "absl/types/span.h"
 #include "base/huge_page_allocator.h"
+#include "base/matrix.h"
 #include "benchmark/benchmark.h"
 #include "entity/entity.h"
 #include "testing/random.h"
-#include "transform/matrix.h"
 #include "transform/transform_component.h"
 
 namespace strata {

@@ -21,12 +21,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/check.h"
+#include "base/matrix.h"
 #include "base/prefault.h"
 #include "base/status_macros.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "transform/internal/transform_kernels.h"
-#include "transform/matrix.h"
 
 namespace strata {
 namespace {

@@ -57,10 +57,10 @@
 #include "absl/types/span.h"
 #include "base/check.h"
 #include "base/huge_page_allocator.h"
+#include "base/matrix.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "entity/generation_table.h"
-#include "transform/matrix.h"
 
 namespace strata {
 

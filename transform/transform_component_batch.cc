@@ -12,11 +12,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/matrix.h"
 #include "base/parallel_for.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_reduce.h"
 #include "transform/internal/transform_kernels.h"
-#include "transform/matrix.h"
 
 namespace strata {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "base/matrix.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
@@ -13,7 +14,6 @@
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 #include "transform/internal/transform_test_util.h"
-#include "transform/matrix.h"
 #include "transform/transform_component.h"
 
 namespace strata {

@@ -11,12 +11,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/matrix.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
-#include "transform/matrix.h"
 #include "transform/transform_component.h"
 
 namespace strata {

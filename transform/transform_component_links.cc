@@ -9,8 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/matrix.h"
 #include "transform/internal/transform_kernels.h"
-#include "transform/matrix.h"
 
 namespace strata {
 namespace {

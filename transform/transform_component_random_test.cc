@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "base/matrix.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
@@ -19,7 +20,6 @@
 #include "testing/random.h"
 #include "testing/status_matchers.h"
 #include "transform/internal/transform_test_util.h"
-#include "transform/matrix.h"
 
 namespace strata {
 namespace {

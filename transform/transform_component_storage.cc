@@ -16,10 +16,10 @@
 #include "absl/types/span.h"
 #include "base/check.h"
 #include "base/huge_page_allocator.h"
+#include "base/matrix.h"
 #include "base/prefault.h"
 #include "entity/entity.h"
 #include "entity/generation_table.h"
-#include "transform/matrix.h"
 #include "transform/transform_component.h"
 
 namespace strata {

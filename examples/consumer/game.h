@@ -1,14 +1,16 @@
-// A small game on Strata, built out of tree the way an engine consumes it: a level in
-// JSON is compiled into an entity resource and spawned in one batch; transforms form
-// the scene hierarchy, and a component the game declares itself (Velocity, kept in
-// Strata's EntityPages) moves entities each frame, their children following.
+// A small game on Strata, built out of tree the way an engine consumes it: its own
+// component, Velocity, is declared once with ComponentDeclaration, the same door as
+// every component of Strata's; a level in JSON is compiled with the compile
+// functions the declarations give and spawned into a World in one batch; transforms
+// form the scene hierarchy, and a page query over Velocity moves entities each frame,
+// their children following.
 //
 //   absl::StatusOr<std::unique_ptr<game::Game>> game = game::Game::Load(level_json);
 //   (*game)->Step(1.0f / 60);                 // moves everything that has a velocity
 //   (*game)->WorldPosition((*game)->entity(1));
 //
 // Level JSON: Strata's level format (resource/entity_compiler.h) with the component
-// types "transform" (transform/transform_resource.h) and this game's
+// types "transform" (component/transform_type.h) and this game's
 //   {"type": "velocity", "value": [x, y, z]}   (units per second, default [0, 0, 0]).
 #ifndef STRATA_CONSUMER_EXAMPLE_GAME_H_
 #define STRATA_CONSUMER_EXAMPLE_GAME_H_
@@ -20,20 +22,21 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/matrix.h"
+#include "component/registry.h"
+#include "engine/world.h"
 #include "entity/entity.h"
-#include "entity/entity_manager.h"
-#include "iteration/entity_pages.h"
-#include "transform/matrix.h"
-#include "transform/transform_component.h"
 
 namespace game {
 
 // Velocity: units per second along each axis.
 struct Velocity {
-  float x = 0.0f;
-  float y = 0.0f;
-  float z = 0.0f;
+  strata::Vector3 value{0, 0, 0};
 };
+
+// Registry: Strata's types (the transform) and this game's (Velocity), declared once;
+// the compiler and every World are built from it.
+const strata::ComponentRegistry& Registry();
 
 class Game {
  public:
@@ -54,7 +57,7 @@ class Game {
   strata::Entity entity(size_t k) const { return spawned_[k]; }
   size_t num_spawned() const { return spawned_.size(); }
   // num_alive: entities spawned and not destroyed.
-  size_t num_alive() const { return entities_.size(); }
+  size_t num_alive() const { return world_->entities().size(); }
 
   // WorldPosition: the translation of `e`'s world matrix. NotFound if `e` is dead or
   // has no transform.
@@ -65,15 +68,9 @@ class Game {
   absl::Status Destroy(strata::Entity e);
 
  private:
-  Game();
+  explicit Game(std::unique_ptr<strata::World> world) : world_(std::move(world)) {}
 
-  static strata::TransformComponent* TransformsOf(void* game);
-
-  // Declared first so it is destroyed last: the stores below listen to it.
-  strata::EntityManager entities_;
-  strata::TransformComponent transforms_;
-  strata::EntityPages pages_;
-  strata::Component<Velocity> velocity_;
+  std::unique_ptr<strata::World> world_;
   std::vector<strata::Entity> spawned_;
 };
 

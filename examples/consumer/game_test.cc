@@ -6,10 +6,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/matrix.h"
 #include "entity/entity.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "transform/matrix.h"
 
 namespace game {
 namespace {

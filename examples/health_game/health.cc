@@ -5,7 +5,6 @@
 
 #include "absl/status/statusor.h"
 #include "component/declare.h"
-#include "iteration/filter.h"
 
 namespace health_game {
 
@@ -22,24 +21,15 @@ absl::Status RegisterGameComponents(strata::ComponentRegistry& registry) {
 }
 
 absl::StatusOr<size_t> BurnSystem(strata::World& world, float damage) {
-  absl::StatusOr<strata::PageComponentManager<Health>*> health =
-      world.Pages<Health>(kHealthTypeName);
-  absl::StatusOr<strata::PageComponentManager<Burning>*> burning =
-      world.Pages<Burning>(kBurningTypeName);
-  if (!health.ok() || !burning.ok()) {
+  if (world.TryPages<Health>() == nullptr || world.TryPages<Burning>() == nullptr) {
     return absl::FailedPreconditionError(
         "BurnSystem: the world has no health or burning pages (RegisterGameComponents)");
   }
-  strata::Filter burning_health;
-  burning_health.Include((*health)->component()).Include((*burning)->component());
   size_t burned = 0;
-  strata::ForEachMatch(
-      world.pages(), burning_health,
-      [damage, &burned](Health& h) {
-        h.hp = std::max(0.0f, h.hp - damage);
-        ++burned;
-      },
-      (*health)->component());
+  world.Each(strata::With<Burning>(), [damage, &burned](Health& h) {
+    h.hp = std::max(0.0f, h.hp - damage);
+    ++burned;
+  });
   return burned;
 }
 

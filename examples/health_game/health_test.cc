@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "base/matrix.h"
 #include "component/export.h"
 #include "component/registry.h"
 #include "engine/world.h"
@@ -21,7 +22,6 @@
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "testing/status_matchers.h"
-#include "transform/matrix.h"
 
 namespace health_game {
 namespace {

@@ -12,7 +12,6 @@
 #include "component/declare.h"
 #include "engine/world.h"
 #include "gtest/gtest.h"
-#include "iteration/filter.h"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "testing/status_matchers.h"
@@ -47,12 +46,7 @@ absl::StatusOr<std::vector<std::byte>> PlayOneTurn(const strata::ComponentRegist
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<strata::World> world, strata::World::Create(registry));
   STRATA_ASSIGN_OR_RETURN(std::vector<strata::Entity> spawned, world->Spawn(view));
   // A system: a page query over everything that has health and burns.
-  STRATA_ASSIGN_OR_RETURN(auto* health, world->Pages<Health>("health"));
-  STRATA_ASSIGN_OR_RETURN(auto* burning, world->Pages<Burning>("burning"));
-  strata::Filter burning_health;
-  burning_health.Include(health->component()).Include(burning->component());
-  strata::ForEachMatch(world->pages(), burning_health,
-                       [](Health& h) { h.hp = std::max(0.0f, h.hp - 10); }, health->component());
+  world->Each(strata::With<Burning>(), [](Health& h) { h.hp = std::max(0.0f, h.hp - 10); });
   // A tool sets a field by name; the checks of the declaration (Min(0)) apply.
   STRATA_RETURN_IF_ERROR(
       world->properties().Set(spawned[1], "health", "hp", strata::PropertyValue(50.0f)));
@@ -69,9 +63,9 @@ TEST(ReadmeSnippet, RunsAndSavesWhatItDid) {
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<strata::Entity> e, world->Spawn(view));
   ASSERT_EQ(e.size(), 2u);
   ASSERT_EQ(world->EntityName(e[0]), "orc");
-  STRATA_ASSERT_OK_AND_ASSIGN(auto* health, world->Pages<Health>("health"));
-  const Health* orc = world->pages().TryGet(e[0], health->component());
-  const Health* knight = world->pages().TryGet(e[1], health->component());
+  const strata::Component<Health> health = world->Pages<Health>().component();
+  const Health* orc = world->pages().TryGet(e[0], health);
+  const Health* knight = world->pages().TryGet(e[1], health);
   ASSERT_NE(orc, nullptr);
   ASSERT_NE(knight, nullptr);
   EXPECT_EQ(orc->hp, 90.0f);     // burned once

@@ -6,7 +6,7 @@
 #ifndef STRATA_INDEX_TESTING_ARTICLE_EXAMPLE_H_
 #define STRATA_INDEX_TESTING_ARTICLE_EXAMPLE_H_
 
-#include "index/id_string.h"
+#include "base/id_string.h"
 #include "index/testing/render_data_manager.h"
 
 namespace strata::testing {

@@ -47,11 +47,14 @@ inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
         if (ABSL_PREDICT_FALSE(--count_[slot] == 0 || new_mask == 0)) {
           RemoveEmptied(e.index(), slot);
         }
+        if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyRemoved(c, e);
         return absl::OkStatus();
       }
     }
   }
-  return RemoveSlow(e.index(), e.generation(), c);
+  absl::Status status = RemoveSlow(e.index(), e.generation(), c);
+  if (ABSL_PREDICT_FALSE(listener_ != nullptr) && status.ok()) NotifyRemoved(c, e);
+  return status;
 }
 
 template <uint32_t kSize>
@@ -130,6 +133,7 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
         mask = old_mask | flag;
         layout_changed_ = true;
         write(base + size_t{slot} * size, static_cast<uint32_t>(size));
+        if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyAdded(c, e);
         return absl::OkStatus();
       }
     }
@@ -140,6 +144,7 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
   absl::StatusOr<std::byte*> dst = AddSlow(e.index(), e.generation(), c, kValueSize);
   if (ABSL_PREDICT_FALSE(!dst.ok())) return std::move(dst).status();
   write(*dst, types_[c].size);
+  if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyAdded(c, e);
   return absl::OkStatus();
 }
 
@@ -218,10 +223,14 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
     if (i == n) break;
     absl::StatusOr<std::byte*> dst =
         AddSlow(entity[i].index(), entity[i].generation(), c, kValueSize);
-    if (ABSL_PREDICT_FALSE(!dst.ok())) return BatchError(dst.status(), i);
+    if (ABSL_PREDICT_FALSE(!dst.ok())) {
+      if (listener_ != nullptr && i > 0) listener_->OnAdded(c, entities.first(i));
+      return BatchError(dst.status(), i);
+    }
     write(*dst, types_[c].size);
     ++i;
   }
+  if (listener_ != nullptr && n > 0) listener_->OnAdded(c, entities);
   return absl::OkStatus();
 }
 

@@ -48,7 +48,7 @@ struct ComponentType {
   PageRange range{kEntityPageSize};
 };
 
-inline constexpr ComponentId kNoComponent = 0xFFFFFFFFu;
+using ::strata::kNoComponent;
 
 // HotType: what Add, Remove and TryGet read of a type, in a table with an entry for
 // every id below kMaxComponentTypes and one more that every larger id reads

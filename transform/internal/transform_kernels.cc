@@ -11,7 +11,7 @@
 #if HWY_ARCH_X86
 #include <immintrin.h>  // _mm_sfence
 #endif
-#include "transform/matrix-inl.h"
+#include "base/matrix-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace strata {

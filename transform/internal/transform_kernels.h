@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "transform/matrix.h"
+#include "base/matrix.h"
 
 namespace strata::transform_internal {
 

@@ -9,10 +9,10 @@
 #include <map>
 #include <string>
 
+#include "base/matrix.h"
 #include "entity/entity.h"
 #include "gtest/gtest.h"
 #include "testing/random.h"
-#include "transform/matrix.h"
 #include "transform/transform_component.h"
 
 namespace strata::transform_internal {
