@@ -167,7 +167,7 @@ class PageComponentManager final : public ComponentManager {
 // PageComponentIndexer: keeps an EntityIndex in step with the page components of one
 // EntityPages store. It is the store's StructureListener, so every instance added or
 // removed by any path (a manager's Create, Destroy or Spawn, a system's Add, Remove
-// or CreateFromArchetype on the store) reaches the index in the store's batches,
+// or CreateFromBundle on the store) reaches the index in the store's batches,
 // under its manager and name, and properties by name see run-time components. An
 // entity's destruction leaves the index through the index's own destroy listener
 // (the World's). An instance whose name its entity already has in another manager

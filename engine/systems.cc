@@ -74,9 +74,9 @@ absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
   if (count == 0) return absl::OkStatus();
   const std::vector<EmitterPlace> places = FindEmitters(world);
   world.entities().CreateBatch(absl::MakeSpan(*created));
-  Archetype archetype;
-  archetype.Set(world.sprites().component(), Sprite{}).Set(world.sparks().component(), Spark{});
-  STRATA_RETURN_IF_ERROR(world.pages().CreateFromArchetype(*created, archetype));
+  ComponentBundle bundle;
+  bundle.Set(world.sprites().component(), Sprite{}).Set(world.sparks().component(), Spark{});
+  STRATA_RETURN_IF_ERROR(world.pages().CreateFromBundle(*created, bundle));
   std::mt19937 rng(static_cast<uint32_t>(seed * 0x9E3779B9u + 1));
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::uniform_real_distribution<float> jitter(0.8f, 1.2f);

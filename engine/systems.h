@@ -39,7 +39,7 @@ inline constexpr float kGravity = 9.81f;
 
 // EmitSparks: creates `count` sparks spread round-robin over the world's spark
 // emitters (or at the origin with default settings when there is none): one
-// CreateBatch, one CreateFromArchetype (sprite + spark), a pass writing each spark's
+// CreateBatch, one CreateFromBundle (sprite + spark), a pass writing each spark's
 // start position (its emitter's world position), velocity, lifetime and colour (the
 // page store's listener registers the new components in the entity index).
 // Deterministic for a given world state and `seed`, wherever a Compact has put the

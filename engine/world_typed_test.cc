@@ -105,10 +105,10 @@ TEST(WorldIndex, EveryPageStorePathKeepsTheIndexInStep) {
   // A single Add on the store itself, not through the manager.
   ASSERT_THAT(pages.Add(batch[0], health, Health{7, 10}), IsOk());
   EXPECT_EQ(Hp(*world, batch[0]), 7);
-  // CreateFromArchetype: one batch per component.
-  Archetype both;
+  // CreateFromBundle: one batch per component.
+  ComponentBundle both;
   both.Set(health, Health{3, 10}).Set(speed, Speed{2});
-  ASSERT_THAT(pages.CreateFromArchetype(absl::MakeConstSpan(batch).subspan(1, 40), both), IsOk());
+  ASSERT_THAT(pages.CreateFromBundle(absl::MakeConstSpan(batch).subspan(1, 40), both), IsOk());
   for (size_t k = 1; k <= 40; ++k) {
     ASSERT_EQ(Hp(*world, batch[k]), 3) << k;
     ASSERT_NE(world->index().FindComponentManager(batch[k], IdString32("speed")), nullptr);

@@ -31,11 +31,11 @@
 //   EntityPages pages(manager);   // deletes an entity's components when it is destroyed
 //   Component<Position> pos = *pages.RegisterComponent<Position>("Position");
 //   Component<Velocity> vel = *pages.RegisterComponent<Velocity>("Velocity");
-//   Archetype moving;
+//   ComponentBundle moving;
 //   moving.Set(pos, Position{0, 0, 0}).Set(vel, Velocity{1, 0, 0});
 //   std::vector<Entity> batch(1000);
 //   manager.CreateBatch(absl::MakeSpan(batch));
-//   STRATA_RETURN_IF_ERROR(pages.CreateFromArchetype(batch, moving));
+//   STRATA_RETURN_IF_ERROR(pages.CreateFromBundle(batch, moving));
 //   if (Position* p = pages.TryGet(batch[0], pos)) p->x += 1;
 //   STRATA_RETURN_IF_ERROR(pages.Remove(batch[0], vel));
 //   pages.Compact(/*budget=*/4096);  // once per frame, outside any walk
@@ -47,7 +47,7 @@
 //   slot number (SlotOf) and every page number. It does not invalidate Entity
 //   handles, ComponentIds, Filters, or anything that names an entity by handle or
 //   index (PageComponentManager instances), and it never changes a value.
-// - Growth of the page capacity (Add, CreateFromArchetype or Compact reaching a slot
+// - Growth of the page capacity (Add, CreateFromBundle or Compact reaching a slot
 //   past page_capacity()) invalidates page_masks()/occupied_masks() pointers.
 // - Remove/Delete invalidate pointers to the removed entity's components only; Add
 //   and Remove never move other entities' data.
@@ -88,7 +88,7 @@
 #include "base/huge_page_allocator.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
-#include "iteration/archetype.h"
+#include "iteration/components.h"
 #include "iteration/internal/entity_pages_types.h"
 #include "iteration/internal/page_pool.h"
 
@@ -97,7 +97,7 @@ namespace strata {
 // StructureListener: told after entities gain or lose components in an EntityPages
 // store, in batches: one call per single Add or Remove, one per span Add or Remove
 // (the entities that took the change, also when a later one failed), one per
-// component of a CreateFromArchetype. Not told of Delete / DeleteEntities (an entity
+// component of a CreateFromBundle. Not told of Delete / DeleteEntities (an entity
 // leaving the store whole: its destruction is the entity manager's event) nor of
 // Compact (no entity's set changes). The entity index of a World hears of page
 // components through this (component/page_component.h). A listener may read the store
@@ -215,13 +215,13 @@ class EntityPages {
   // have no components here). Returns how many were deleted.
   size_t DeleteEntities(absl::Span<const Entity> entities);
 
-  // CreateFromArchetype: gives every entity of `entities` exactly the archetype's
+  // CreateFromBundle: gives every entity of `entities` exactly the bundle's
   // components and values. All or nothing: NotFound if one is not alive,
   // AlreadyExists if one already has components here or appears twice,
-  // InvalidArgument if the archetype names an unregistered type or a wrong size.
-  // O(entities * archetype size).
-  absl::Status CreateFromArchetype(absl::Span<const Entity> entities,
-                                   const Archetype& archetype);
+  // InvalidArgument if the bundle names an unregistered type or a wrong size.
+  // O(entities * bundle size).
+  absl::Status CreateFromBundle(absl::Span<const Entity> entities,
+                                   const ComponentBundle& bundle);
 
   // set_structure_listener: the listener told of every Add and Remove (nullptr: none,
   // the default; a store with none pays one predicted branch per call). Not owned; it
@@ -424,8 +424,8 @@ class EntityPages {
   ABSL_ATTRIBUTE_NOINLINE void NotifyRemoved(ComponentId c, Entity e);
   // The batch Remove's loop; *done: how many entities, from the first, lost `c`.
   absl::Status RemoveBatch(absl::Span<const Entity> entities, ComponentId c, size_t* done);
-  absl::Status CreateFromArchetypeChecked(absl::Span<const Entity> entities,
-                                          const Archetype& archetype);
+  absl::Status CreateFromBundleChecked(absl::Span<const Entity> entities,
+                                          const ComponentBundle& bundle);
   // TryGet with elements of kSize bytes (kUntypedSize: the registered size); a typed
   // call checks the registered size (an instruction per call, and the element's
   // address then needs no multiply).
@@ -468,14 +468,14 @@ class EntityPages {
   void SetSlot(uint32_t index, uint32_t slot) {
     if (indirect_) slot_of_[index] = slot;
   }
-  // CreateFromArchetype of a never-compacted store: slots are the indices, so the
+  // CreateFromBundle of a never-compacted store: slots are the indices, so the
   // batch is cut into runs by index page up front and validated, claimed and written
   // in one pass per run.
-  absl::Status CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
-                                           const Archetype& archetype);
+  absl::Status CreateFromBundleIdentity(absl::Span<const Entity> entities,
+                                           const ComponentBundle& bundle);
   // Gives the elements `bits[0, n)` of data page `page` (whose mask bits are
-  // `run_flags`) every component of `archetype` with its initial value.
-  void WriteArchetypeRun(uint32_t page, const Archetype& archetype, uint32_t run_flags,
+  // `run_flags`) every component of `bundle` with its initial value.
+  void WriteBundleRun(uint32_t page, const ComponentBundle& bundle, uint32_t run_flags,
                          const uint8_t* bits, size_t n);
   // Switches to the slot table (slot_of_), which starts as the identity.
   void MakeIndirect();

@@ -243,20 +243,20 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
     if (op <= 1 || live.size() < 4) {
       live.push_back(manager.Create());
     } else if (op == 2) {
-      // A batch with a random archetype; sometimes poisoned by a present entity or a
+      // A batch with a random bundle; sometimes poisoned by a present entity or a
       // duplicate, which must change nothing.
       std::vector<Entity> batch(rng.UniformInt(1, 24));
       manager.CreateBatch(absl::MakeSpan(batch));
-      Archetype archetype;
+      ComponentBundle bundle;
       uint32_t first[kTypes];
-      bool in_archetype[kTypes] = {};
+      bool in_bundle[kTypes] = {};
       for (int t = 0; t < kTypes; ++t) {
-        if (!rng.Bernoulli(0.5) && !(t == kTypes - 1 && archetype.empty())) continue;
-        in_archetype[t] = true;
+        if (!rng.Bernoulli(0.5) && !(t == kTypes - 1 && bundle.empty())) continue;
+        in_bundle[t] = true;
         first[t] = rng.Next32();
         uint32_t value[16];
         make_value(t, first[t], value);
-        archetype.SetRaw(ids[t], absl::MakeConstSpan(reinterpret_cast<const std::byte*>(value),
+        bundle.SetRaw(ids[t], absl::MakeConstSpan(reinterpret_cast<const std::byte*>(value),
                                                      4 * words[t]));
       }
       std::vector<Entity> submitted = batch;
@@ -270,14 +270,14 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
       } else if (poison == 1) {
         submitted.push_back(batch[rng.UniformIndex(batch.size())]);
       }
-      const absl::Status status = pages.CreateFromArchetype(submitted, archetype);
+      const absl::Status status = pages.CreateFromBundle(submitted, bundle);
       if (submitted.size() != batch.size()) {
         ASSERT_THAT(status, StatusIs(absl::StatusCode::kAlreadyExists));
       } else {
         ASSERT_THAT(status, IsOk());
         for (Entity e : batch) {
           for (int t = 0; t < kTypes; ++t) {
-            if (in_archetype[t]) add_ref(e, t, first[t]);
+            if (in_bundle[t]) add_ref(e, t, first[t]);
           }
         }
       }

@@ -1,4 +1,4 @@
-// EntityPages::CreateFromArchetype and Archetype (see iteration/entity_pages.h): the
+// EntityPages::CreateFromBundle and ComponentBundle (see iteration/entity_pages.h): the
 // batch path, cut into runs of entities that share a page, each run validated, claimed
 // and written in one pass. The figures are in docs/notes/iteration.md.
 #include <cstring>
@@ -45,10 +45,10 @@ void FillAt(size_t size, std::byte* data, const std::byte* value, size_t n, At a
 
 }  // namespace
 
-Archetype& Archetype::SetRaw(ComponentId component, absl::Span<const std::byte> bytes) {
+ComponentBundle& ComponentBundle::SetRaw(ComponentId component, absl::Span<const std::byte> bytes) {
   for (Entry& entry : entries_) {
     if (entry.id == component) {
-      // Replace: append the new bytes (old ones are left unused; archetypes are small).
+      // Replace: append the new bytes (old ones are left unused; bundles are small).
       entry.offset = static_cast<uint32_t>(bytes_.size());
       entry.size = static_cast<uint32_t>(bytes.size());
       bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
@@ -61,32 +61,32 @@ Archetype& Archetype::SetRaw(ComponentId component, absl::Span<const std::byte> 
   return *this;
 }
 
-absl::Status EntityPages::CreateFromArchetype(absl::Span<const Entity> entities,
-                                              const Archetype& archetype) {
-  absl::Status status = CreateFromArchetypeChecked(entities, archetype);
+absl::Status EntityPages::CreateFromBundle(absl::Span<const Entity> entities,
+                                              const ComponentBundle& bundle) {
+  absl::Status status = CreateFromBundleChecked(entities, bundle);
   // All or nothing: the listener hears of a success only.
   if (listener_ != nullptr && status.ok() && !entities.empty()) {
-    for (const Archetype::Entry& entry : archetype.entries_) listener_->OnAdded(entry.id, entities);
+    for (const ComponentBundle::Entry& entry : bundle.entries_) listener_->OnAdded(entry.id, entities);
   }
   return status;
 }
 
-absl::Status EntityPages::CreateFromArchetypeChecked(absl::Span<const Entity> entities,
-                                                     const Archetype& archetype) {
-  for (const Archetype::Entry& entry : archetype.entries_) {
+absl::Status EntityPages::CreateFromBundleChecked(absl::Span<const Entity> entities,
+                                                     const ComponentBundle& bundle) {
+  for (const ComponentBundle::Entry& entry : bundle.entries_) {
     if (entry.id >= types_.size()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("archetype names unregistered component id ", entry.id));
+          absl::StrCat("bundle names unregistered component id ", entry.id));
     }
     if (entry.size != types_[entry.id].size) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "archetype value for '", types_[entry.id].name, "' has ", entry.size,
+          "bundle value for '", types_[entry.id].name, "' has ", entry.size,
           " bytes, the component has ", types_[entry.id].size));
     }
   }
-  if (archetype.empty() || entities.empty()) return absl::OkStatus();
-  if (!indirect_) return CreateFromArchetypeIdentity(entities, archetype);
-  const uint16_t num_components = static_cast<uint16_t>(archetype.entries_.size());
+  if (bundle.empty() || entities.empty()) return absl::OkStatus();
+  if (!indirect_) return CreateFromBundleIdentity(entities, bundle);
+  const uint16_t num_components = static_cast<uint16_t>(bundle.entries_.size());
 
   // Validate and take slots first, so that nothing after can fail: a failure gives
   // back the slots taken and leaves the store as it was (no page allocated yet).
@@ -147,7 +147,7 @@ absl::Status EntityPages::CreateFromArchetypeChecked(absl::Span<const Entity> en
   // a page's Position, Velocity and entity pages together interleaves them, and a later
   // full walk of Position + Velocity ran about 1.4x slower at 1M entities.)
   for (const Run& run : runs) EnsureEntityPage(run.page);
-  for (const Archetype::Entry& entry : archetype.entries_) {
+  for (const ComponentBundle::Entry& entry : bundle.entries_) {
     ComponentType& type = types_[entry.id];
     for (const Run& run : runs) EnsureDataPage(type, run.page);
   }
@@ -171,24 +171,24 @@ absl::Status EntityPages::CreateFromArchetypeChecked(absl::Span<const Entity> en
       bits[k] = static_cast<uint8_t>(bit);
       run_flags |= uint32_t{1} << bit;
     }
-    WriteArchetypeRun(page, archetype, run_flags, bits, n);
+    WriteBundleRun(page, bundle, run_flags, bits, n);
   }
   return absl::OkStatus();
 }
 
-void EntityPages::WriteArchetypeRun(uint32_t page, const Archetype& archetype, uint32_t run_flags,
+void EntityPages::WriteBundleRun(uint32_t page, const ComponentBundle& bundle, uint32_t run_flags,
                                     const uint8_t* bits, size_t n) {
-  for (const Archetype::Entry& entry : archetype.entries_) {
+  for (const ComponentBundle::Entry& entry : bundle.entries_) {
     ComponentType& type = types_[entry.id];
     type.masks[page] |= run_flags;
-    FillAt(type.size, type.data[page], archetype.bytes_.data() + entry.offset, n,
+    FillAt(type.size, type.data[page], bundle.bytes_.data() + entry.offset, n,
            [bits](size_t k) { return bits[k]; });
   }
 }
 
-absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> entities,
-                                                      const Archetype& archetype) {
-  const uint16_t num_components = static_cast<uint16_t>(archetype.entries_.size());
+absl::Status EntityPages::CreateFromBundleIdentity(absl::Span<const Entity> entities,
+                                                      const ComponentBundle& bundle) {
+  const uint16_t num_components = static_cast<uint16_t>(bundle.entries_.size());
   // The batch as runs of entities that share a page (a batch of consecutive indices
   // has runs of 32), found once: the passes below walk runs, not entities.
   struct Run {
@@ -218,7 +218,7 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
   for (const Run& run : runs) {
     if (run.page < page_limit) EnsureEntityPage(run.page);  // may grow the tables
   }
-  for (const Archetype::Entry& entry : archetype.entries_) {
+  for (const ComponentBundle::Entry& entry : bundle.entries_) {
     ComponentType& type = types_[entry.id];
     for (const Run& run : runs) {
       if (run.page < page_limit) EnsureDataPage(type, run.page);
@@ -294,10 +294,10 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
     // filled in order.
     const bool full = run_flags == ~uint32_t{0};
     const Entity* const run_entities = entities.data() + run.begin;
-    for (const Archetype::Entry& entry : archetype.entries_) {
+    for (const ComponentBundle::Entry& entry : bundle.entries_) {
       ComponentType& type = types_[entry.id];
       type.masks[page] |= run_flags;
-      const std::byte* const value = archetype.bytes_.data() + entry.offset;
+      const std::byte* const value = bundle.bytes_.data() + entry.offset;
       if (full) {
         FillAt(type.size, type.data[page], value, kEntityPageSize, [](size_t k) { return k; });
       } else {
@@ -317,7 +317,7 @@ absl::Status EntityPages::CreateFromArchetypeIdentity(absl::Span<const Entity> e
     const uint32_t index = entities[j].index();
     const uint32_t page = index >> kEntityPageShift;
     const uint32_t flag = uint32_t{1} << (index & (kEntityPageSize - 1));
-    for (const Archetype::Entry& entry : archetype.entries_) {
+    for (const ComponentBundle::Entry& entry : bundle.entries_) {
       types_[entry.id].masks[page] &= ~flag;
     }
     count_[index] = 0;

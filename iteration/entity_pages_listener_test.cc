@@ -85,20 +85,20 @@ TEST_F(Listened, SpanCallsReportTheEntitiesThatChangedInOneCall) {
   EXPECT_THAT(recorder_.calls, ElementsAre("+0:0,1,2", "+0:3,4", "-0:0"));
 }
 
-TEST_F(Listened, CreateFromArchetypeReportsEachComponentOnlyOnSuccess) {
-  Archetype both;
+TEST_F(Listened, CreateFromBundleReportsEachComponentOnlyOnSuccess) {
+  ComponentBundle both;
   both.Set(value_, Value{5}).Set(tag_, Tag{});
-  ASSERT_THAT(pages_.CreateFromArchetype(absl::MakeConstSpan(batch_).first(2), both), IsOk());
+  ASSERT_THAT(pages_.CreateFromBundle(absl::MakeConstSpan(batch_).first(2), both), IsOk());
   // All or nothing: batch_[1] already has components, so nothing is reported.
-  EXPECT_THAT(pages_.CreateFromArchetype(absl::MakeConstSpan(batch_).subspan(1, 2), both),
+  EXPECT_THAT(pages_.CreateFromBundle(absl::MakeConstSpan(batch_).subspan(1, 2), both),
               StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_THAT(recorder_.calls, ElementsAre("+0:0,1", "+1:0,1"));
 }
 
 TEST_F(Listened, DeleteDestroyAndCompactReportNothing) {
-  Archetype both;
+  ComponentBundle both;
   both.Set(value_, Value{5}).Set(tag_, Tag{});
-  ASSERT_THAT(pages_.CreateFromArchetype(batch_, both), IsOk());
+  ASSERT_THAT(pages_.CreateFromBundle(batch_, both), IsOk());
   ASSERT_THAT(pages_.Remove(absl::MakeConstSpan(batch_).first(4), tag_), IsOk());
   recorder_.calls.clear();
   pages_.Compact();

@@ -29,9 +29,9 @@ TEST(EntityPages, EmptiedPagesComeBackAtTheSameAddresses) {
   for (const size_t n : {size_t{1}, size_t{kEntityPageSize}, size_t{10 * kEntityPageSize + 7}}) {
     SCOPED_TRACE(n);
     MovingWorld world(n);
-    Archetype archetype;
-    archetype.Set(world.pos, Position{1, 1, 1});
-    ASSERT_THAT(world.pages.CreateFromArchetype(world.entities, archetype), IsOk());
+    ComponentBundle bundle;
+    bundle.Set(world.pos, Position{1, 1, 1});
+    ASSERT_THAT(world.pages.CreateFromBundle(world.entities, bundle), IsOk());
     std::vector<const Velocity*> first;
     for (Entity e : world.entities) {
       ASSERT_THAT(world.pages.Add(e, world.vel, Velocity{1, 2, 3}), IsOk());
@@ -72,9 +72,9 @@ TEST(EntityPages, EmptiedPagesComeBackAtTheSameAddresses) {
 // pool (the same blocks, none new) and hold the right values.
 TEST(EntityPages, EmptiedPagesAreReusedInAnyOrder) {
   MovingWorld world(8 * kEntityPageSize);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{1, 1, 1}).Set(world.vel, Velocity{0, 0, 0});
-  ASSERT_THAT(world.pages.CreateFromArchetype(world.entities, archetype), IsOk());
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{1, 1, 1}).Set(world.vel, Velocity{0, 0, 0});
+  ASSERT_THAT(world.pages.CreateFromBundle(world.entities, bundle), IsOk());
   std::set<const void*> blocks;
   for (size_t p = 0; p < 8; ++p) blocks.insert(world.pages.page_data(world.vel.id, p));
   const size_t reserved = world.pages.reserved_page_bytes();

@@ -134,9 +134,9 @@ TEST(EntityPages, AddGetRemoveOneEntity) {
 
 TEST(EntityPages, ReleasedPageIsReusedWithoutGrowingThePool) {
   MovingWorld world(10 * kEntityPageSize);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{1, 1, 1});
-  ASSERT_THAT(world.pages.CreateFromArchetype(world.entities, archetype), IsOk());
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{1, 1, 1});
+  ASSERT_THAT(world.pages.CreateFromBundle(world.entities, bundle), IsOk());
   const size_t reserved = world.pages.reserved_page_bytes();
   for (int round = 0; round < 5; ++round) {
     for (Entity e : world.entities) ASSERT_THAT(world.pages.Remove(e, world.pos), IsOk());
@@ -223,7 +223,7 @@ TEST(EntityPages, ManagerMayBeDestroyedFirst) {
   pages.reset();
 }
 
-TEST(EntityPages, CreateFromArchetypeWritesEveryValue) {
+TEST(EntityPages, CreateFromBundleWritesEveryValue) {
   EntityManager manager;
   EntityPages pages(manager);
   STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
@@ -232,13 +232,13 @@ TEST(EntityPages, CreateFromArchetypeWritesEveryValue) {
                               pages.RegisterComponent<Velocity>("Velocity"));
   STRATA_ASSERT_OK_AND_ASSIGN(Component<Frozen> frozen,
                               pages.RegisterComponent<Frozen>("Frozen"));
-  Archetype archetype;
-  archetype.Set(pos, Position{1, 2, 3}).Set(vel, Velocity{4, 5, 6}).Set(frozen, Frozen{});
-  archetype.Set(pos, Position{7, 8, 9});  // replaces
-  EXPECT_EQ(archetype.size(), 3u);
+  ComponentBundle bundle;
+  bundle.Set(pos, Position{1, 2, 3}).Set(vel, Velocity{4, 5, 6}).Set(frozen, Frozen{});
+  bundle.Set(pos, Position{7, 8, 9});  // replaces
+  EXPECT_EQ(bundle.size(), 3u);
   std::vector<Entity> batch(1000);
   manager.CreateBatch(absl::MakeSpan(batch));
-  ASSERT_THAT(pages.CreateFromArchetype(batch, archetype), IsOk());
+  ASSERT_THAT(pages.CreateFromBundle(batch, bundle), IsOk());
   for (Entity e : batch) {
     ASSERT_NE(pages.TryGet(e, pos), nullptr);
     EXPECT_EQ(pages.TryGet(e, pos)->z, 9.0f);
@@ -256,50 +256,50 @@ TEST(EntityPages, CreateFromArchetypeWritesEveryValue) {
   EXPECT_FALSE(pages.Contains(batch[3]));
 }
 
-TEST(EntityPages, CreateFromArchetypeIsAllOrNothing) {
+TEST(EntityPages, CreateFromBundleIsAllOrNothing) {
   EntityManager manager;
   EntityPages pages(manager);
   STRATA_ASSERT_OK_AND_ASSIGN(Component<Position> pos,
                               pages.RegisterComponent<Position>("Position"));
-  Archetype archetype;
-  archetype.Set(pos, Position{1, 2, 3});
+  ComponentBundle bundle;
+  bundle.Set(pos, Position{1, 2, 3});
   std::vector<Entity> batch(70);
   manager.CreateBatch(absl::MakeSpan(batch));
 
   std::vector<Entity> with_duplicate = batch;
   with_duplicate.push_back(batch[5]);
-  EXPECT_THAT(pages.CreateFromArchetype(with_duplicate, archetype),
+  EXPECT_THAT(pages.CreateFromBundle(with_duplicate, bundle),
               StatusIs(absl::StatusCode::kAlreadyExists));
   std::vector<Entity> with_dead = batch;
   const Entity dead = manager.Create();
   ASSERT_THAT(manager.Destroy(dead), IsOk());
   with_dead.insert(with_dead.begin() + 40, dead);
-  EXPECT_THAT(pages.CreateFromArchetype(with_dead, archetype),
+  EXPECT_THAT(pages.CreateFromBundle(with_dead, bundle),
               StatusIs(absl::StatusCode::kNotFound));
   for (Entity e : batch) EXPECT_FALSE(pages.Contains(e));
   pages.ReleaseEmptyPages();
   EXPECT_EQ(pages.page_bytes(), 0u);
 
-  Archetype wrong_size;
+  ComponentBundle wrong_size;
   uint64_t eight_bytes = 0;
   wrong_size.SetRaw(pos.id, absl::MakeConstSpan(reinterpret_cast<const std::byte*>(&eight_bytes),
                                                 sizeof(eight_bytes)));
-  EXPECT_THAT(pages.CreateFromArchetype(batch, wrong_size),
+  EXPECT_THAT(pages.CreateFromBundle(batch, wrong_size),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  Archetype unknown;
+  ComponentBundle unknown;
   unknown.SetRaw(42, {});
-  EXPECT_THAT(pages.CreateFromArchetype(batch, unknown),
+  EXPECT_THAT(pages.CreateFromBundle(batch, unknown),
               StatusIs(absl::StatusCode::kInvalidArgument));
 
-  ASSERT_THAT(pages.CreateFromArchetype(batch, archetype), IsOk());
-  EXPECT_THAT(pages.CreateFromArchetype(absl::MakeConstSpan(batch).subspan(10, 1), archetype),
+  ASSERT_THAT(pages.CreateFromBundle(batch, bundle), IsOk());
+  EXPECT_THAT(pages.CreateFromBundle(absl::MakeConstSpan(batch).subspan(10, 1), bundle),
               StatusIs(absl::StatusCode::kAlreadyExists));
-  EXPECT_THAT(pages.CreateFromArchetype({}, archetype), IsOk());
+  EXPECT_THAT(pages.CreateFromBundle({}, bundle), IsOk());
 }
 
 // A failed batch undoes only its own entities: a neighbour in the same page keeps its
 // components and values, and pages the batch allocated are freed by the dirty pass.
-TEST(EntityPages, FailedCreateFromArchetypeLeavesNeighboursIntact) {
+TEST(EntityPages, FailedCreateFromBundleLeavesNeighboursIntact) {
   MovingWorld world(100);
   EntityPages& pages = world.pages;
   const Component<Position> pos = world.pos;
@@ -308,11 +308,11 @@ TEST(EntityPages, FailedCreateFromArchetypeLeavesNeighboursIntact) {
   // entities[1] (page 0) already has a Position; the batch covers pages 0 to 3.
   ASSERT_THAT(pages.Add(entities[1], pos, Position{7, 7, 7}), IsOk());
   const size_t bytes_before = pages.page_bytes();
-  Archetype archetype;
-  archetype.Set(pos, Position{1, 2, 3}).Set(vel, Velocity{4, 5, 6});
+  ComponentBundle bundle;
+  bundle.Set(pos, Position{1, 2, 3}).Set(vel, Velocity{4, 5, 6});
   std::vector<Entity> batch(entities.begin() + 2, entities.end());
   batch.push_back(entities[1]);  // the last one fails: it already has components
-  EXPECT_THAT(pages.CreateFromArchetype(batch, archetype),
+  EXPECT_THAT(pages.CreateFromBundle(batch, bundle),
               StatusIs(absl::StatusCode::kAlreadyExists));
   for (size_t i = 2; i < entities.size(); ++i) {
     EXPECT_FALSE(pages.Contains(entities[i])) << i;
@@ -325,20 +325,20 @@ TEST(EntityPages, FailedCreateFromArchetypeLeavesNeighboursIntact) {
   EXPECT_EQ(pages.allocated_data_pages(), 1u);
   // The same batch without the bad entity succeeds afterwards.
   batch.pop_back();
-  ASSERT_THAT(pages.CreateFromArchetype(batch, archetype), IsOk());
+  ASSERT_THAT(pages.CreateFromBundle(batch, bundle), IsOk());
   EXPECT_EQ(pages.TryGet(entities[99], vel)->z, 6.0f);
 }
 
 // A handle from elsewhere with an index the manager never issued is rejected before
 // anything is allocated for its page.
-TEST(EntityPages, CreateFromArchetypeRejectsNeverIssuedHandleWithoutGrowing) {
+TEST(EntityPages, CreateFromBundleRejectsNeverIssuedHandleWithoutGrowing) {
   MovingWorld world(40);
   EntityPages& pages = world.pages;
-  Archetype archetype;
-  archetype.Set(world.pos, Position{1, 2, 3});
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{1, 2, 3});
   std::vector<Entity> batch = world.entities;
   batch.push_back(Entity(0x7FFFFFF0u, 0));
-  EXPECT_THAT(pages.CreateFromArchetype(batch, archetype),
+  EXPECT_THAT(pages.CreateFromBundle(batch, bundle),
               StatusIs(absl::StatusCode::kNotFound));
   EXPECT_LE(pages.page_capacity(), EntityPages::kPageCapacityQuantum);
   for (size_t i = 0; i + 1 < batch.size(); ++i) EXPECT_FALSE(pages.Contains(batch[i]));
@@ -495,7 +495,7 @@ TEST(EntityPages, LargestIndexPage) {
 
 // A batch's runs in any order: a whole page given shuffled (filled in order), a page
 // already holding an entity (filled element by element around it), a page reversed.
-TEST(EntityPages, CreateFromArchetypeFillsShuffledAndPartialPages) {
+TEST(EntityPages, CreateFromBundleFillsShuffledAndPartialPages) {
   MovingWorld world(96);
   ASSERT_THAT(world.pages.Add(world.entities[33], world.pos, Position{-1, -1, -1}), IsOk());
   std::vector<Entity> batch(world.entities.begin(), world.entities.begin() + 32);
@@ -503,9 +503,9 @@ TEST(EntityPages, CreateFromArchetypeFillsShuffledAndPartialPages) {
   rng.Shuffle(absl::MakeSpan(batch));
   batch.insert(batch.end(), world.entities.begin() + 34, world.entities.begin() + 64);
   batch.insert(batch.end(), world.entities.rbegin(), world.entities.rbegin() + 32);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{7, 8, 9}).Set(world.vel, Velocity{4, 5, 6});
-  ASSERT_THAT(world.pages.CreateFromArchetype(batch, archetype), IsOk());
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{7, 8, 9}).Set(world.vel, Velocity{4, 5, 6});
+  ASSERT_THAT(world.pages.CreateFromBundle(batch, bundle), IsOk());
   for (Entity e : batch) {
     ASSERT_NE(world.pages.TryGet(e, world.pos), nullptr) << e;
     EXPECT_EQ(world.pages.TryGet(e, world.pos)->z, 9.0f) << e;

@@ -22,7 +22,7 @@
 // BM_Query/{Sparse10,Exclude50}Compacted/N: the same setups, then one
 //   EntityPages::Compact() outside the timing; ...CompactedEntity: the callback also
 //   takes each match's Entity.
-// BM_Pages/{AddRemove,AddRemoveBatch,CreateFromArchetype,RandomGet,Compact,CompactReserved}/N.
+// BM_Pages/{AddRemove,AddRemoveBatch,CreateFromBundle,RandomGet,Compact,CompactReserved}/N.
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
 // BM_Floor/{Sparse10,Exclude50}Packed/N: the query's work on plain arrays holding only
@@ -191,9 +191,9 @@ void BM_Filter(benchmark::State& state, Scheme scheme, int density, int includes
 
 void BM_IteratePageMasksSimd(benchmark::State& state, size_t n) {
   MovingWorld world(n);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{0, 0, 0}).Set(world.vel, Velocity{1, 2, 3});
-  if (!world.pages.CreateFromArchetype(world.entities, archetype).ok()) {
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{0, 0, 0}).Set(world.vel, Velocity{1, 2, 3});
+  if (!world.pages.CreateFromBundle(world.entities, bundle).ok()) {
     state.SkipWithError("create failed");
     return;
   }
@@ -319,9 +319,9 @@ void BM_PagesCompactReserved(benchmark::State& state, size_t n) {
 
 void BM_PagesAddRemove(benchmark::State& state, size_t n) {
   MovingWorld world(n);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{0, 0, 0});
-  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{0, 0, 0});
+  (void)world.pages.CreateFromBundle(world.entities, bundle);
   const Velocity v{1, 2, 3};
   for (auto _ : state) {
     bool ok = true;
@@ -337,9 +337,9 @@ void BM_PagesAddRemove(benchmark::State& state, size_t n) {
 // BM_Pages/AddRemoveBatch/N: AddRemove's work through the batch calls.
 void BM_PagesAddRemoveBatch(benchmark::State& state, size_t n) {
   MovingWorld world(n);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{0, 0, 0});
-  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{0, 0, 0});
+  (void)world.pages.CreateFromBundle(world.entities, bundle);
   const Velocity v{1, 2, 3};
   for (auto _ : state) {
     bool ok = world.pages.Add(world.entities, world.vel, v).ok();
@@ -351,12 +351,12 @@ void BM_PagesAddRemoveBatch(benchmark::State& state, size_t n) {
   state.counters["ns_per_pair"] = NsPer(static_cast<double>(n));
 }
 
-void BM_PagesCreateFromArchetype(benchmark::State& state, size_t n) {
+void BM_PagesCreateFromBundle(benchmark::State& state, size_t n) {
   MovingWorld world(n);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{1, 2, 3}).Set(world.vel, Velocity{4, 5, 6});
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{1, 2, 3}).Set(world.vel, Velocity{4, 5, 6});
   for (auto _ : state) {
-    if (!world.pages.CreateFromArchetype(world.entities, archetype).ok()) {
+    if (!world.pages.CreateFromBundle(world.entities, bundle).ok()) {
       state.SkipWithError("create failed");
       break;
     }
@@ -370,9 +370,9 @@ void BM_PagesCreateFromArchetype(benchmark::State& state, size_t n) {
 
 void BM_PagesRandomGet(benchmark::State& state, size_t n) {
   MovingWorld world(n);
-  Archetype archetype;
-  archetype.Set(world.pos, Position{1, 2, 3});
-  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{1, 2, 3});
+  (void)world.pages.CreateFromBundle(world.entities, bundle);
   const std::vector<Entity> shuffled = Shuffled(world.entities);
   for (auto _ : state) {
     float sum = 0;
@@ -426,7 +426,7 @@ void RegisterAll() {
     reg("BM_Pages/CompactReserved", BM_PagesCompactReserved);
     reg("BM_Pages/AddRemove", BM_PagesAddRemove);
     reg("BM_Pages/AddRemoveBatch", BM_PagesAddRemoveBatch);
-    reg("BM_Pages/CreateFromArchetype", BM_PagesCreateFromArchetype);
+    reg("BM_Pages/CreateFromBundle", BM_PagesCreateFromBundle);
     reg("BM_Pages/RandomGet", BM_PagesRandomGet);
     reg("BM_Floor/Sparse10Flat", BM_FloorSparse10);
     reg("BM_Floor/Exclude50Flat", BM_FloorExclude50);

@@ -12,7 +12,7 @@
 #include "absl/types/span.h"
 #include "benchmark/benchmark.h"
 #include "entity/entity.h"
-#include "iteration/archetype.h"
+#include "iteration/components.h"
 #include "iteration/entity_pages.h"
 #include "iteration/testing/test_components.h"
 #include "testing/random.h"
@@ -45,10 +45,10 @@ inline constexpr double kExclude50Fraction = 0.5;
 // floors draw the same sequence to pick the same entities.
 inline size_t FillQueryWorld(testing::MovingWorld& world, bool exclude50) {
   testing::Random rng(kSeed);
-  Archetype archetype;
-  archetype.Set(world.pos, testing::Position{0, 0, 0});
-  if (exclude50) archetype.Set(world.vel, testing::Velocity{1, 2, 3});
-  (void)world.pages.CreateFromArchetype(world.entities, archetype);
+  ComponentBundle bundle;
+  bundle.Set(world.pos, testing::Position{0, 0, 0});
+  if (exclude50) bundle.Set(world.vel, testing::Velocity{1, 2, 3});
+  (void)world.pages.CreateFromBundle(world.entities, bundle);
   size_t matches = 0;
   for (Entity e : world.entities) {
     if (exclude50) {

@@ -149,7 +149,7 @@ void BM_FloorRandomGet(benchmark::State& state, size_t n) {
 namespace {
 
 // BM_Floor/CompactFlat/N: BM_Pages/Compact's unavoidable work on plain arrays: what an
-// archetype-style flat layout does to reach the same end state from the same Sparse10
+// bundle-style flat layout does to reach the same end state from the same Sparse10
 // world (the same entities have Velocity), entities without Velocity in slots
 // [0, N - V), those with it in [N - V, N), the store's order (its sets in signature
 // order, {Position} first; the store rounds the boundary up to a page, so its moved

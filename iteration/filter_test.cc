@@ -34,11 +34,11 @@ TEST(Filter, DocumentationExample) {
                               pages.RegisterComponent<Velocity>("Velocity"));
   STRATA_ASSERT_OK_AND_ASSIGN(Component<Frozen> frozen,
                               pages.RegisterComponent<Frozen>("Frozen"));
-  Archetype moving_archetype;
-  moving_archetype.Set(pos, Position{0, 0, 0}).Set(vel, Velocity{1, 2, 3});
+  ComponentBundle moving_bundle;
+  moving_bundle.Set(pos, Position{0, 0, 0}).Set(vel, Velocity{1, 2, 3});
   std::vector<Entity> batch(100);
   manager.CreateBatch(absl::MakeSpan(batch));
-  ASSERT_THAT(pages.CreateFromArchetype(batch, moving_archetype), IsOk());
+  ASSERT_THAT(pages.CreateFromBundle(batch, moving_bundle), IsOk());
   ASSERT_THAT(pages.Add(batch[7], frozen, Frozen{}), IsOk());
 
   Filter moving;

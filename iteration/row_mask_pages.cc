@@ -67,7 +67,7 @@ uint64_t RowMaskPages::Row(uint32_t index) const {
   return pages_[p]->rows[index % kPageSize];
 }
 
-void RowMaskPages::CreateFromArchetype(absl::Span<const uint32_t> indices, uint64_t mask) {
+void RowMaskPages::CreateFromBundle(absl::Span<const uint32_t> indices, uint64_t mask) {
   for (const uint32_t index : indices) {
     Page* page = EnsurePage(index / kPageSize);
     page->rows[index % kPageSize] |= mask;

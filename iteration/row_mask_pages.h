@@ -52,8 +52,8 @@ class RowMaskPages {
   bool Delete(uint32_t index);
   // Row: the mask of `index` (0 if none or never allocated). O(1).
   uint64_t Row(uint32_t index) const;
-  // CreateFromArchetype: ORs `mask` into the rows of `indices`. O(indices).
-  void CreateFromArchetype(absl::Span<const uint32_t> indices, uint64_t mask);
+  // CreateFromBundle: ORs `mask` into the rows of `indices`. O(indices).
+  void CreateFromBundle(absl::Span<const uint32_t> indices, uint64_t mask);
 
   // UpdateDirtyPages: recomputes bit_or/bit_and of pages changed by Remove/Delete and
   // releases pages whose rows are all zero. O(dirty pages * 32). Returns pages freed.

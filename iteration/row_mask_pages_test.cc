@@ -46,7 +46,7 @@ TEST(RowMaskPages, FullPageCachesBitAnd) {
   RowMaskPages rows;
   std::vector<uint32_t> indices(32);
   for (uint32_t i = 0; i < 32; ++i) indices[i] = i;
-  rows.CreateFromArchetype(indices, Bit(1) | Bit(2));
+  rows.CreateFromBundle(indices, Bit(1) | Bit(2));
   rows.UpdateDirtyPages();
   EXPECT_EQ(rows.page_caches(0).second, Bit(1) | Bit(2));
   // Every entity has the excluded component: the page is skipped by its cache, and

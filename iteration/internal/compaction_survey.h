@@ -12,7 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
-#include "iteration/archetype.h"
+#include "iteration/components.h"
 
 namespace strata::iteration_internal {
 

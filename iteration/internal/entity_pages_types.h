@@ -14,7 +14,7 @@
 
 #include "absl/base/attributes.h"
 #include "entity/entity.h"
-#include "iteration/archetype.h"
+#include "iteration/components.h"
 #include "iteration/internal/page_pool.h"
 #include "iteration/internal/page_range.h"
 

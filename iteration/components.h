@@ -1,13 +1,13 @@
 // The vocabulary EntityPages is written in: the page size, ComponentId and its typed
-// form Component<T>, and Archetype, a set of components with initial values for
-// EntityPages::CreateFromArchetype. Include iteration/entity_pages.h, which includes
+// form Component<T>, and ComponentBundle, a set of components with initial values for
+// EntityPages::CreateFromBundle. Include iteration/entity_pages.h, which includes
 // this; it is a header of its own so that entity_pages.h reads as the store's API.
 //
-//   Archetype moving;
+//   ComponentBundle moving;
 //   moving.Set(pos, Position{0, 0, 0}).Set(vel, Velocity{1, 0, 0});
-//   STRATA_RETURN_IF_ERROR(pages.CreateFromArchetype(batch, moving));
-#ifndef STRATA_ITERATION_ARCHETYPE_H_
-#define STRATA_ITERATION_ARCHETYPE_H_
+//   STRATA_RETURN_IF_ERROR(pages.CreateFromBundle(batch, moving));
+#ifndef STRATA_ITERATION_COMPONENTS_H_
+#define STRATA_ITERATION_COMPONENTS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -41,13 +41,15 @@ struct Component {
   bool is_valid() const { return id != kNoComponent; }
 };
 
-// Archetype: a set of components with initial values, for CreateFromArchetype. Values
-// are copied in, so the archetype can be reused and outlives nothing.
-class Archetype {
+// ComponentBundle: a set of components with initial values, for CreateFromBundle. Not
+// an archetype in Unity's or flecs' sense (a set of component types, with a table per
+// set): Strata keeps no such table; Compact groups entities of one set instead. Values
+// are copied in, so the bundle can be reused and outlives nothing.
+class ComponentBundle {
  public:
   // Set: adds `value` for `component` (or replaces an earlier value). O(components).
   template <typename T>
-  Archetype& Set(Component<T> component, const T& value) {
+  ComponentBundle& Set(Component<T> component, const T& value) {
     static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
     if constexpr (std::is_empty_v<T>) {
       return SetRaw(component.id, {});
@@ -57,8 +59,8 @@ class Archetype {
     }
   }
   // SetRaw: the untyped form; `bytes.size()` must equal the registered size, which
-  // CreateFromArchetype checks.
-  Archetype& SetRaw(ComponentId component, absl::Span<const std::byte> bytes);
+  // CreateFromBundle checks.
+  ComponentBundle& SetRaw(ComponentId component, absl::Span<const std::byte> bytes);
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
@@ -76,4 +78,4 @@ class Archetype {
 
 }  // namespace strata
 
-#endif  // STRATA_ITERATION_ARCHETYPE_H_
+#endif  // STRATA_ITERATION_COMPONENTS_H_
