@@ -1,5 +1,6 @@
 #include "component/component_type.h"
 
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -132,6 +133,9 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
       return error(f, absl::StrCat(FieldTypeName(f.type), " needs ", size, " bytes at offset ",
                                    f.offset, ", but the struct has ", struct_size));
     }
+    if ((f.min && std::isnan(*f.min)) || (f.max && std::isnan(*f.max))) {
+      return error(f, "a bound is NaN");
+    }
     if (f.min && f.max && *f.min > *f.max) return error(f, "min is greater than max");
     if ((f.min || f.max) && f.type != FieldType::kF32 && f.type != FieldType::kI32 &&
         f.type != FieldType::kU32) {
@@ -144,6 +148,37 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
       if (f.offset < g.offset + g_size && g.offset < f.offset + size) {
         return error(f, absl::StrCat("overlaps field \"", g.name, "\""));
       }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDefaultsInRange(absl::string_view type_name, absl::Span<const FieldInfo> fields,
+                                  absl::Span<const std::byte> defaults) {
+  for (const FieldInfo& f : fields) {
+    if (!f.min && !f.max) continue;
+    double value = 0;
+    if (f.type == FieldType::kF32) {
+      float v;
+      std::memcpy(&v, defaults.data() + f.offset, sizeof(v));
+      value = v;
+    } else if (f.type == FieldType::kI32) {
+      int32_t v;
+      std::memcpy(&v, defaults.data() + f.offset, sizeof(v));
+      value = v;
+    } else if (f.type == FieldType::kU32) {
+      uint32_t v;
+      std::memcpy(&v, defaults.data() + f.offset, sizeof(v));
+      value = v;
+    } else {
+      continue;  // CheckDeclaredFields refuses a range on other types
+    }
+    // NaN compares false both ways: refused as outside.
+    if (!(value >= f.min.value_or(value)) || !(value <= f.max.value_or(value))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "component type \"", type_name, "\": field \"", UserText(f.name), "\": the default ",
+          value, " is outside its range [", f.min ? absl::StrCat(*f.min) : "-inf", ", ",
+          f.max ? absl::StrCat(*f.max) : "inf", "]"));
     }
   }
   return absl::OkStatus();

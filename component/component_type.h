@@ -101,9 +101,14 @@ absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& co
 absl::StatusOr<nlohmann::json> ExportDeclared(const ComponentType& type,
                                               absl::Span<const std::byte> instance,
                                               const FieldTextLookup& lookup);
-// Declared-type checks: names, sizes, overlaps. InvalidArgument naming the field.
+// Declared-type checks: names, sizes, overlaps, bounds that are numbers (not NaN).
+// InvalidArgument naming the field.
 absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const FieldInfo> fields,
                                  size_t struct_size);
+// Every ranged field's default (in `defaults`, the struct's bytes) lies in its range:
+// a default the compiler would refuse to write is a declaration error, not a level's.
+absl::Status CheckDefaultsInRange(absl::string_view type_name, absl::Span<const FieldInfo> fields,
+                                  absl::Span<const std::byte> defaults);
 }  // namespace component_internal
 
 // ComponentStore: the live instances of one component type in one world.

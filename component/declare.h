@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -265,9 +266,10 @@ class ComponentDeclaration {
     type.layout_ = LayoutText(type.fields_);
     // A tag (no fields) declares no layout, as the compiler records none for it.
     type.fingerprint_ = type.layout_.empty() ? 0 : IdString32::Hash(type.layout_);
-    const T defaults{};
     type.defaults_.resize(sizeof(T));
-    std::memcpy(type.defaults_.data(), &defaults, sizeof(T));
+    std::memcpy(type.defaults_.data(), &Probe(), sizeof(T));
+    absl::Status defaults = component_internal::CheckDefaultsInRange(type_name_, fields_, type.defaults_);
+    if (!defaults.ok()) return defaults;
     // NOTE: the functions capture a copy of nothing but refer to the ComponentType
     // they are called for: a registry keeps each type at a stable address.
     type.make_store_ = &MakeStore;
@@ -301,14 +303,29 @@ class ComponentDeclaration {
         new component_internal::PageStore<T>(type, *std::move(manager), services));
   }
 
+  // Probe: a default-constructed T (the defaults), on the heap: a declared struct may be
+  // larger than a thread's stack.
+  const T& Probe() const {
+    if (probe_ == nullptr) probe_ = std::make_unique<T>();
+    return *probe_;
+  }
+
   template <typename M>
-  static size_t OffsetOf(M T::*member) {
-    const T probe{};
+  size_t OffsetOf(M T::*member) const {
+    const T& probe = Probe();
     return static_cast<size_t>(reinterpret_cast<const std::byte*>(&(probe.*member)) -
                                reinterpret_cast<const std::byte*>(&probe));
   }
 
   ComponentDeclaration& AddField(std::string name, FieldType type, size_t offset) {
+    if (offset > std::numeric_limits<uint32_t>::max()) {
+      if (error_.ok()) {
+        error_ = absl::InvalidArgumentError(absl::StrCat(
+            "component type \"", type_name_, "\": field \"", UserText(name), "\": offset ",
+            offset, " is past 4 GiB"));
+      }
+      return *this;
+    }
     FieldInfo f;
     f.name = std::move(name);
     f.type = type;
@@ -335,6 +352,7 @@ class ComponentDeclaration {
   int spawn_order_ = kDefaultSpawnOrder;
   std::vector<FieldInfo> fields_;
   absl::Status error_;
+  mutable std::unique_ptr<T> probe_;
 };
 
 }  // namespace strata

@@ -1,7 +1,9 @@
 #include "component/declare.h"
 #include "component/page_component.h"
 
+#include <cstddef>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -365,6 +367,63 @@ TEST(ComponentDeclaration, NamedSpawnOfAnOverAlignedTypeCopiesTheBlobData) {
   EXPECT_EQ(b.v[0], 9.0f);
   EXPECT_EQ(b.v[7], 16.0f);
   EXPECT_EQ(manager->Get(manager->Lookup(owners[0], IdString32("A"))).v[7], 8.0f);
+}
+
+// Larger than a thread's stack (8 MiB on Linux): the declaration must not put a T there.
+struct Huge {
+  float first = 1;
+  float middle[4 << 20];
+  float last = 2;
+};
+
+TEST(ComponentDeclaration, AStructLargerThanTheStackDeclares) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType huge, ComponentDeclaration<Huge>("huge")
+                                                      .Field("first", &Huge::first)
+                                                      .Field("last", &Huge::last)
+                                                      .Build());
+  ASSERT_EQ(huge.fields().size(), 2u);
+  EXPECT_EQ(huge.fields()[1].offset, offsetof(Huge, last));
+  float last = 0;
+  std::memcpy(&last, huge.defaults().data() + offsetof(Huge, last), sizeof(last));
+  EXPECT_EQ(last, 2.0f);
+}
+
+struct Ranged {
+  float hp = 100;
+  int32_t level = 1;
+};
+
+TEST(ComponentDeclaration, BoundsAndDefaultsMustBeNumbersInRange) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Min(nan).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("field \"hp\": a bound is NaN")));
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Range(0, nan).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a bound is NaN")));
+  // A default the compiler would refuse to write: outside the range, or NaN.
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Max(50).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("field \"hp\": the default 100 is outside its range [-inf, 50]")));
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("level", &Ranged::level).Min(2).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the default 1 is outside")));
+  struct NanHp {
+    float hp = std::numeric_limits<float>::quiet_NaN();
+  };
+  EXPECT_THAT(ComponentDeclaration<NanHp>("n").Field("hp", &NanHp::hp).Min(0).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("outside its range")));
+  // Unranged, a NaN default is a value like any other; the edges of a range are in it.
+  EXPECT_THAT(ComponentDeclaration<NanHp>("n").Field("hp", &NanHp::hp).Build(), IsOk());
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Range(100, 100).Build(),
+              IsOk());
+}
+
+TEST(ComponentDeclaration, ARawFieldOffsetPastFourGiBIsRefusedNotTruncated) {
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r")
+                  .RawField("far", FieldType::kF32, (size_t{1} << 32) + 4)
+                  .Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("field \"far\": offset 4294967300 is past 4 GiB")));
+  // Truncated, it would have been offset 4, inside the struct: it must not build.
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").RawField("near", FieldType::kF32, 4).Build(), IsOk());
 }
 
 }  // namespace

@@ -18,9 +18,10 @@
 //   all_sprites.Include((*sprites)->component());
 //   ForEachMatch(pages, all_sprites, [](Sprite& s) { s.size *= 2; }, (*sprites)->component());
 //
-// Instance: the entity's index (Entity::index()), not its page slot. It stays valid
+// Instance: the entity's index and generation, not its page slot. It stays valid
 // until the entity loses the component (Remove, Delete, destroy), across
-// EntityPages::Compact too: Get resolves it through the store's index -> slot table.
+// EntityPages::Compact too: Get resolves it through the store's index -> slot table,
+// and refuses it once the entity is gone, even when another entity reuses its index.
 // A T& from Get is valid until the next Compact or until the entity loses T.
 // Destroying the entity in the EntityManager removes the data (EntityPages listens
 // for destroys).
@@ -84,13 +85,13 @@ class PageComponentManager final : public ComponentManager {
     if (!entity.is_valid()) return absl::InvalidArgumentError(absl::StrCat(type_name_, ": invalid entity"));
     absl::Status status = pages_->Add(entity, component_, value);
     if (!status.ok()) return status;
-    return Instance{entity.index()};
+    return Instance{entity.index(), entity.generation()};
   }
 
   // Lookup: O(1); invalid if `entity` is stale, lacks T, or `id` is not instance_id().
   Instance Lookup(Entity entity, InstanceId id) const override {
     if (id != id_ || pages_->TryGet(entity, component_) == nullptr) return Instance{};
-    return Instance{entity.index()};
+    return Instance{entity.index(), entity.generation()};
   }
 
   // Destroy: removes T from `entity`; false if it has none. O(1).
@@ -99,17 +100,18 @@ class PageComponentManager final : public ComponentManager {
     return pages_->Remove(entity, component_.id).ok();
   }
 
-  // Get: the data of a valid instance (from Create or Lookup). O(1): the slot table,
-  // then the page. The invalid Instance (a Lookup that found nothing), or one whose
-  // entity has no T (never had, lost it, or was destroyed), is a programmer error:
-  // STRATA_CHECK, in every build (one null test). A tag (empty T) has no data to
-  // check: every instance reads the one empty value.
+  // Get: the data of a valid instance (from Create or Lookup). O(1): the generation
+  // check, the slot table, then the page. The invalid Instance (a Lookup that found
+  // nothing), or one whose entity has no T (never had, lost it, or was destroyed, also
+  // when another entity now has its index), is a programmer error: STRATA_CHECK, in
+  // every build (one null test). A tag (empty T) has no data to check: every instance
+  // reads the one empty value.
   T& Get(Instance instance) const {
     if constexpr (std::is_empty_v<T>) {
       static T tag;
       return tag;
     }
-    void* data = pages_->TryGetByIndex(instance.index, component_.id);
+    void* data = pages_->TryGet(Entity(instance.index, instance.generation), component_.id);
     STRATA_CHECK(data != nullptr, "PageComponentManager: the instance has no component");
     return *static_cast<T*>(data);
   }

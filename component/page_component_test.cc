@@ -35,5 +35,28 @@ TEST(PageComponentManager, GetChecksTheInstanceHasTheComponent) {
   EXPECT_DEATH(sprites->Get(ia), "PageComponentManager: the instance has no component");
 }
 
+// An Instance names its entity's generation: once the entity is destroyed and another
+// takes its index (and a sprite), the old Instance reaches neither (in -c opt too).
+TEST(PageComponentManager, GetRefusesAnInstanceOfAnEntityWhoseIndexWasReused) {
+  EntityManager::Options reuse_at_once;
+  reuse_at_once.min_free_indices = 0;
+  EntityManager entities(reuse_at_once);
+  EntityPages pages(entities);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PageComponentManager<Sprite>> sprites,
+                              PageComponentManager<Sprite>::Register(pages, "sprite"));
+  const Entity old_entity = entities.Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance old_instance,
+                              sprites->CreateWith(old_entity, sprites->instance_id(), Sprite{2}));
+  ASSERT_TRUE(entities.Destroy(old_entity).ok());
+  const Entity reused = entities.Create();
+  ASSERT_EQ(reused.index(), old_entity.index());
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance fresh,
+                              sprites->CreateWith(reused, sprites->instance_id(), Sprite{5}));
+  EXPECT_NE(fresh, old_instance);
+  EXPECT_EQ(sprites->Get(fresh).size, 5.0f);
+  EXPECT_DEATH(sprites->Get(old_instance), "PageComponentManager: the instance has no component");
+  EXPECT_FALSE(sprites->Lookup(old_entity, sprites->instance_id()).is_valid());
+}
+
 }  // namespace
 }  // namespace strata

@@ -128,7 +128,7 @@ void EntityManager::CreateBatch(absl::Span<Entity> out) {
 }
 
 absl::Status EntityManager::Destroy(Entity e) {
-  assert(!notifying_ && "a DestroyListener must not destroy entities");
+  STRATA_CHECK(!notifying_, "EntityManager::Destroy: called from a DestroyListener");
   if (ABSL_PREDICT_FALSE(!Alive(e))) {
     return absl::NotFoundError(
         absl::StrCat("EntityManager::Destroy: ", e.DebugString(), " is not alive (invalid, stale, ",
@@ -140,7 +140,7 @@ absl::Status EntityManager::Destroy(Entity e) {
 }
 
 absl::Status EntityManager::DestroyBatch(absl::Span<const Entity> entities) {
-  assert(!notifying_ && "a DestroyListener must not destroy entities");
+  STRATA_CHECK(!notifying_, "EntityManager::DestroyBatch: called from a DestroyListener");
   const size_t released = slots_.ReleaseBatch(entities);
   if (ABSL_PREDICT_FALSE(released != entities.size())) {
     return DestroyBatchError(entities, released);
@@ -151,7 +151,7 @@ absl::Status EntityManager::DestroyBatch(absl::Span<const Entity> entities) {
 
 void EntityManager::NotifyDestroyed(absl::Span<const Entity> entities) {
   if (listeners_.empty()) return;
-  // Restored, not cleared: a listener's (forbidden, asserted) Destroy must not end
+  // Restored, not cleared: a listener's (forbidden, checked) Destroy must not end
   // the outer notification's guard.
   const bool outer = notifying_;
   notifying_ = true;

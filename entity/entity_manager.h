@@ -68,8 +68,8 @@ class EntityManager {
   // entities. It must not add or remove listeners: AddDestroyListener and removing a
   // registered Subscription (Reset, assigning over it, destroying it, e.g. with the
   // store that holds it) abort inside a listener in every build mode; moving one is
-  // fine. It must not destroy entities (checked by assert in debug builds only: Destroy
-  // is a per-entity hot path).
+  // fine. It must not destroy entities: Destroy and DestroyBatch abort inside a
+  // listener in every build mode too (one predicted branch per call).
   using DestroyListener = std::function<void(absl::Span<const Entity>)>;
 
   // Subscription: a registered DestroyListener, owned by whoever listens (a store

@@ -400,6 +400,25 @@ TEST(EntityManagerDeathTest, ConstructorAbortsOnOptionsAboveTheLimit) {
   EXPECT_DEATH(EntityManager manager(options), "max_generation");
 }
 
+// A listener that destroys entities would re-enter the notification it is part of:
+// Destroy and DestroyBatch abort inside a listener in every build mode.
+TEST(EntityManagerDeathTest, ListenerDestroyingEntitiesAborts) {
+  EntityManager manager;
+  const Entity victim = manager.Create();
+  EntityManager::Subscription destroying = manager.AddDestroyListener(
+      [&](absl::Span<const Entity>) { manager.Destroy(victim).IgnoreError(); });
+  EXPECT_DEATH(manager.Destroy(manager.Create()).IgnoreError(),
+               "Destroy: called from a DestroyListener");
+  destroying = manager.AddDestroyListener([&](absl::Span<const Entity>) {
+    manager.DestroyBatch(absl::MakeConstSpan(&victim, 1)).IgnoreError();
+  });
+  EXPECT_DEATH(manager.Destroy(manager.Create()).IgnoreError(),
+               "DestroyBatch: called from a DestroyListener");
+  // Outside a listener both work.
+  destroying.Reset();
+  EXPECT_TRUE(manager.Destroy(victim).ok());
+}
+
 // A listener that adds or removes listeners (its own included, e.g. by destroying a
 // store that holds a Subscription) would change the list NotifyDestroyed is walking:
 // it aborts in every build mode (this test also runs under -c opt).

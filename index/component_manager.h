@@ -30,15 +30,24 @@ namespace strata {
 // manager; by convention IdString32(component name).
 using InstanceId = IdString32;
 
-// Instance: a manager's handle to one instance's data (an index into its arrays). Valid
-// until the next Create or Destroy on the same manager, which may move instances.
+// Instance: a manager's handle to one instance's data, from its Create or Lookup. What
+// `index` means, and how long the handle stays valid, is the manager's to say (named
+// components: a position in its arrays, until the next Create or Destroy; page
+// components: the entity's index and generation, until the entity loses the
+// component; the transform: a stable id, until it is destroyed). A manager that can
+// tell a stale handle (page components: by `generation`) refuses it.
 struct Instance {
   static constexpr uint32_t kInvalidIndex = 0xFFFFFFFFu;
   uint32_t index = kInvalidIndex;
+  // generation: the entity generation the handle was made for, where the manager
+  // keys instances by entity (0 where it does not).
+  uint32_t generation = 0;
 
   constexpr bool is_valid() const { return index != kInvalidIndex; }
-  friend constexpr bool operator==(Instance a, Instance b) { return a.index == b.index; }
-  friend constexpr bool operator!=(Instance a, Instance b) { return a.index != b.index; }
+  friend constexpr bool operator==(Instance a, Instance b) {
+    return a.index == b.index && a.generation == b.generation;
+  }
+  friend constexpr bool operator!=(Instance a, Instance b) { return !(a == b); }
 };
 
 // ComponentManager: owns the instances of one component type (in one world).
