@@ -109,18 +109,18 @@ ComponentStore* World::Store(absl::string_view type) const {
   return it == store_by_id_.end() ? nullptr : it->second;
 }
 
-ComponentStore* World::StoreOfCpp(const void* cpp, bool* ambiguous) const {
+ComponentStore* World::StoreOfCpp(const void* cpp) const {
   auto it = store_by_cpp_.find(cpp);
-  *ambiguous = it != store_by_cpp_.end() && it->second == nullptr;
   return it == store_by_cpp_.end() ? nullptr : it->second;
 }
 
 void World::TypedAccessFailed(const void* cpp, const char* what) const {
-  bool ambiguous = false;
-  ComponentStore* store = StoreOfCpp(cpp, &ambiguous);
+  ComponentStore* store = StoreOfCpp(cpp);
+  // Recorded with no store: declared by several types.
+  const bool ambiguous = store == nullptr && store_by_cpp_.contains(cpp);
   std::string declared;
-  for (size_t s = 0; s < types_.size(); ++s) {
-    if (types_[s]->cpp_type() == cpp) absl::StrAppend(&declared, declared.empty() ? "" : ", ", types_[s]->name());
+  for (const ComponentType* type : types_) {
+    if (type->cpp_type() == cpp) absl::StrAppend(&declared, declared.empty() ? "" : ", ", type->name());
   }
   const std::string message =
       ambiguous ? absl::StrCat("World::", what, ": several component types declare this struct (",

@@ -188,8 +188,14 @@ class World {
   // EntityName: the name `entity` had in the resource it was spawned from, or "".
   absl::string_view EntityName(Entity entity) const;
 
-  // Store: the store of `type`, or nullptr.
+  // Store: the store of `type`, or nullptr. Store<M>(type): the typed manager behind
+  // it (a custom type's own, e.g. TransformComponentManager); NotFound for an unknown
+  // type, InvalidArgument if its manager is not an M.
   ComponentStore* Store(absl::string_view type) const;
+  template <typename M>
+  absl::StatusOr<M*> Store(absl::string_view type) const {
+    return Typed<M>(type);
+  }
 
   // Pages<T>() / Named<T>(): the manager of the one declared type of this world whose
   // struct is T, found by C++ type (World::Create records each declared struct once):
@@ -268,12 +274,11 @@ class World {
   absl::Status Init();
 
   // The store of the one declared type whose struct has TypeTag `cpp`: nullptr if none
-  // or several (`*ambiguous` then true).
-  ComponentStore* StoreOfCpp(const void* cpp, bool* ambiguous) const;
+  // or several.
+  ComponentStore* StoreOfCpp(const void* cpp) const;
   template <typename M>
   M* TypedByCpp(const void* cpp) const {
-    bool ambiguous = false;
-    ComponentStore* store = StoreOfCpp(cpp, &ambiguous);
+    ComponentStore* store = StoreOfCpp(cpp);
     if (store == nullptr || store->type_tag() != TypeTag<M>()) return nullptr;
     return static_cast<M*>(store->typed());
   }
@@ -299,13 +304,20 @@ class World {
   void EachComponents(Filter filter, Fn& fn, std::tuple<Args...>*) const {
     static_assert(((std::is_reference_v<Args> || std::is_pointer_v<Args>) && ...),
                   "World::Each: take each component as T&, const T& or T* (optional)");
-    (IncludeIfRequired<Args>(filter), ...);
-    ForEachMatch(*pages_, filter, fn, ComponentArg<Args>()...);
+    std::apply(
+        [&](auto... components) {
+          (IncludeIfRequired(filter, components), ...);
+          ForEachMatch(*pages_, filter, fn, components...);
+        },
+        std::make_tuple(ComponentArg<Args>()...));
   }
-  template <typename A>
-  void IncludeIfRequired(Filter& filter) const {
-    if constexpr (std::is_reference_v<A>) filter.Include(ComponentArg<A>());
+  // A reference parameter's component is required; a pointer's (Optional) is not.
+  template <typename T>
+  static void IncludeIfRequired(Filter& filter, Component<T> c) {
+    filter.Include(c);
   }
+  template <typename T>
+  static void IncludeIfRequired(Filter&, OptionalComponent<T>) {}
   template <typename A>
   auto ComponentArg() const {
     using T = std::remove_cv_t<std::remove_pointer_t<std::remove_reference_t<A>>>;
