@@ -41,7 +41,7 @@
 
 namespace strata {
 
-class PageComponentIndexer;
+class InstanceIndexer;
 
 // TypeTag<M>(): a distinct address per C++ type M.
 template <typename M>
@@ -58,9 +58,9 @@ struct WorldServices {
   EntityManager* entities = nullptr;
   EntityPages* pages = nullptr;
   EntityIndex* index = nullptr;
-  // page_indexer: keeps `index` in step with `pages` (component/page_component.h);
-  // a page-stored type tracks its component id there.
-  PageComponentIndexer* page_indexer = nullptr;
+  // indexer: keeps `index` in step with every store (component/instance_indexer.h): a
+  // store attaches its manager there, a page-stored type tracks its component id.
+  InstanceIndexer* indexer = nullptr;
 
   // Lend / Find: a subsystem of type T lent by the world, or nullptr.
   template <typename T>

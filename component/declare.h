@@ -51,6 +51,7 @@
 #include "base/user_text.h"
 #include "component/component_type.h"
 #include "component/field.h"
+#include "component/instance_indexer.h"
 #include "component/named_component.h"
 #include "component/page_component.h"
 #include "iteration/filter.h"
@@ -134,7 +135,9 @@ template <typename T>
 class NamedStore final : public ComponentStore {
  public:
   NamedStore(const ComponentType& type, const WorldServices& services)
-      : type_(&type), manager_(*services.entities, type.name()), services_(services) {}
+      : type_(&type), manager_(*services.entities, type.name()), services_(services) {
+    services.indexer->Attach(manager_);
+  }
 
   ComponentManager& manager() override { return manager_; }
   void* typed() override { return &manager_; }
@@ -159,9 +162,8 @@ class NamedStore final : public ComponentStore {
       if (!bytes.empty()) std::memcpy(objects.data(), bytes.data(), bytes.size());
       view = objects;
     }
-    absl::Status spawned = manager_.Spawn(owners, batch.names, view);
-    if (!spawned.ok()) return spawned;
-    return RegisterSpawnedByName(*services_.index, &manager_, owners, batch.names);
+    // The manager tells the world's indexer, which registers the names.
+    return manager_.Spawn(owners, batch.names, view);
   }
 
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
@@ -279,15 +281,14 @@ class ComponentDeclaration {
  private:
   static absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const ComponentType& type,
                                                                    const WorldServices& services) {
-    // A named store lives beside the entity manager and registers its instances in
-    // the entity index; a paged one lives in the page store, whose indexer registers
-    // them.
+    // A named store lives beside the entity manager, a paged one in the page store;
+    // the world's indexer hears of the instances of both.
     const bool named = type.storage() == ComponentStorage::kNamed;
-    const char* missing = named && services.entities == nullptr        ? "entity manager"
-                          : !named && services.pages == nullptr        ? "page store"
-                          : !named && services.page_indexer == nullptr ? "page indexer"
-                          : services.index == nullptr                  ? "entity index"
-                                                                       : nullptr;
+    const char* missing = named && services.entities == nullptr ? "entity manager"
+                          : !named && services.pages == nullptr ? "page store"
+                          : services.indexer == nullptr         ? "instance indexer"
+                          : services.index == nullptr           ? "entity index"
+                                                                : nullptr;
     if (missing != nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("component type \"", type.name(), "\": the world has no ", missing));
@@ -298,7 +299,7 @@ class ComponentDeclaration {
     absl::StatusOr<std::unique_ptr<PageComponentManager<T>>> manager =
         PageComponentManager<T>::Register(*services.pages, type.name());
     if (!manager.ok()) return manager.status();
-    services.page_indexer->Track(**manager);
+    services.indexer->Track(**manager);
     return std::unique_ptr<ComponentStore>(
         new component_internal::PageStore<T>(type, *std::move(manager), services));
   }

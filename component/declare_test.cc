@@ -1,4 +1,5 @@
 #include "component/declare.h"
+#include "component/instance_indexer.h"
 #include "component/page_component.h"
 
 #include <cstddef>
@@ -288,7 +289,7 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   EntityManager entities;
   EntityPages pages(entities);
   EntityIndex index;
-  PageComponentIndexer indexer(pages, index);
+  InstanceIndexer indexer(pages, index);
   WorldServices none;
   EXPECT_THAT(paged.MakeStore(none),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -300,7 +301,7 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   WorldServices no_index;
   no_index.entities = &entities;
   no_index.pages = &pages;
-  no_index.page_indexer = &indexer;
+  no_index.indexer = &indexer;
   EXPECT_THAT(paged.MakeStore(no_index),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no entity index")));
   EXPECT_THAT(named.MakeStore(no_index),
@@ -308,6 +309,7 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   WorldServices no_pages;
   no_pages.entities = &entities;
   no_pages.index = &index;
+  no_pages.indexer = &indexer;
   EXPECT_THAT(paged.MakeStore(no_pages),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no page store")));
   WorldServices no_indexer;
@@ -315,11 +317,13 @@ TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition
   no_indexer.pages = &pages;
   no_indexer.index = &index;
   EXPECT_THAT(paged.MakeStore(no_indexer),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no page indexer")));
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no instance indexer")));
+  EXPECT_THAT(named.MakeStore(no_indexer),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no instance indexer")));
   WorldServices no_entities;
   no_entities.pages = &pages;
   no_entities.index = &index;
-  no_entities.page_indexer = &indexer;
+  no_entities.indexer = &indexer;
   EXPECT_THAT(named.MakeStore(no_entities),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no entity manager")));
   // What each storage needs is enough.
@@ -340,10 +344,13 @@ TEST(ComponentDeclaration, NamedSpawnOfAnOverAlignedTypeCopiesTheBlobData) {
   STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, declaration.Build());
   ASSERT_TRUE(type.identity_layout());
   EntityManager entities;
+  EntityPages pages(entities);
   EntityIndex index;
+  InstanceIndexer indexer(pages, index);
   WorldServices services;
   services.entities = &entities;
   services.index = &index;
+  services.indexer = &indexer;
   STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ComponentStore> store, type.MakeStore(services));
   const std::vector<Entity> owners = {entities.Create(), entities.Create()};
   const std::vector<uint32_t> entity_index = {0, 1};
@@ -367,6 +374,9 @@ TEST(ComponentDeclaration, NamedSpawnOfAnOverAlignedTypeCopiesTheBlobData) {
   EXPECT_EQ(b.v[0], 9.0f);
   EXPECT_EQ(b.v[7], 16.0f);
   EXPECT_EQ(manager->Get(manager->Lookup(owners[0], IdString32("A"))).v[7], 8.0f);
+  // The spawn reached the index through the manager's listener, one entry per name.
+  EXPECT_EQ(index.FindComponentManager(owners[0], IdString32("A")), manager);
+  EXPECT_EQ(index.FindComponentManager(owners[1], IdString32("B")), manager);
 }
 
 // Larger than a thread's stack (8 MiB on Linux): the declaration must not put a T there.

@@ -13,7 +13,9 @@
 //
 // Storage: a dense array of T with a hash map (entity, name) -> index and a per-entity
 // list of names for the destroy listener. Create and Destroy may move instances, so they
-// invalidate every Instance of this manager (Lookup again after them).
+// invalidate every Instance of this manager (Lookup again after them). Create, Destroy
+// and Spawn tell the instance listener (index/component_manager.h), so a World's entity
+// index and properties by name see instances made at run time.
 // Thread-safety: none.
 #ifndef STRATA_COMPONENT_NAMED_COMPONENT_H_
 #define STRATA_COMPONENT_NAMED_COMPONENT_H_
@@ -59,26 +61,21 @@ class NamedComponentManager final : public ComponentManager {
 
   absl::string_view type_name() const override { return type_name_; }
 
-  // Create: instance `id` of live `entity`, default-constructed. InvalidArgument for an
-  // invalid entity, NotFound for a dead one, AlreadyExists if it has `id` here.
+  // Create: instance `id` of live `entity`, default-constructed, and tells the instance
+  // listener. InvalidArgument for an invalid entity, NotFound for a dead one,
+  // AlreadyExists if it has `id` here; the listener's refusal (nothing created).
   absl::StatusOr<Instance> Create(Entity entity, InstanceId id) override {
     return CreateWith(entity, id, T{});
   }
   absl::StatusOr<Instance> CreateWith(Entity entity, InstanceId id, const T& value) {
-    if (!entity.is_valid()) return absl::InvalidArgumentError(absl::StrCat(type_name_, ": invalid entity"));
-    // Through the subscription: once the manager is gone, no entity is alive.
-    if (!listener_->Alive(entity)) {
-      return absl::NotFoundError(absl::StrCat(type_name_, ": ", entity.DebugString(), " is not alive"));
+    absl::StatusOr<Instance> created = Insert(entity, id, value);
+    if (!created.ok()) return created;
+    absl::Status told = NotifyCreated(id, absl::MakeConstSpan(&entity, 1));
+    if (!told.ok()) {
+      Erase(entity, id);
+      return told;
     }
-    const uint32_t index = static_cast<uint32_t>(data_.size());
-    if (!instances_.try_emplace(Key{entity, id}, index).second) {
-      return absl::AlreadyExistsError(absl::StrCat(type_name_, ": ", entity.DebugString(),
-                                                   " already has instance ", id.DebugString()));
-    }
-    data_.push_back(value);
-    owners_.push_back(Key{entity, id});
-    by_entity_[entity].push_back(id);
-    return Instance{index};
+    return created;
   }
 
   // Lookup: O(1) expected; invalid Instance if absent.
@@ -89,32 +86,14 @@ class NamedComponentManager final : public ComponentManager {
 
   // Destroy: swap-removes the instance; false if absent. O(1) expected.
   bool Destroy(Entity entity, InstanceId id) override {
-    auto it = instances_.find(Key{entity, id});
-    if (it == instances_.end()) return false;
-    const uint32_t index = it->second;
-    instances_.erase(it);
-    const uint32_t last = static_cast<uint32_t>(data_.size() - 1);
-    if (index != last) {
-      data_[index] = data_[last];
-      owners_[index] = owners_[last];
-      instances_[owners_[index]] = index;
-    }
-    data_.pop_back();
-    owners_.pop_back();
-    auto owner = by_entity_.find(entity);
-    auto& ids = owner->second;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      if (ids[i] == id) {
-        ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(i));
-        break;
-      }
-    }
-    if (ids.empty()) by_entity_.erase(owner);
+    if (!Erase(entity, id)) return false;
+    NotifyDestroyed(id, absl::MakeConstSpan(&entity, 1));
     return true;
   }
 
   // DestroyEntities: every instance of each entity (the destroy listener); returns how
-  // many. O(entities + their instances).
+  // many. The instance listener is not told: an entity's destruction is the entity
+  // manager's event. O(entities + their instances).
   size_t DestroyEntities(absl::Span<const Entity> entities) {
     size_t destroyed = 0;
     for (Entity e : entities) {
@@ -122,7 +101,7 @@ class NamedComponentManager final : public ComponentManager {
       if (owner == by_entity_.end()) continue;
       // Copied: Destroy edits the list and erases it with the last id.
       const absl::InlinedVector<InstanceId, 2> ids = owner->second;
-      for (InstanceId id : ids) destroyed += Destroy(e, id) ? 1 : 0;
+      for (InstanceId id : ids) destroyed += Erase(e, id) ? 1 : 0;
     }
     return destroyed;
   }
@@ -156,9 +135,10 @@ class NamedComponentManager final : public ComponentManager {
            by_entity_.capacity() * (sizeof(std::pair<Entity, absl::InlinedVector<InstanceId, 2>>) + 1);
   }
 
-  // Spawn: gives owners[i] instance names[i] with the T at objects[i]. Checked before
-  // any change (all or nothing): InvalidArgument for mismatched sizes or an invalid
-  // entity, AlreadyExists for a taken (entity, name), NotFound for a dead entity.
+  // Spawn: gives owners[i] instance names[i] with the T at objects[i], and tells the
+  // instance listener once per name. Checked before any change (all or nothing):
+  // InvalidArgument for mismatched sizes or an invalid entity, AlreadyExists for a
+  // taken (entity, name), NotFound for a dead entity, the listener's refusal.
   absl::Status Spawn(absl::Span<const Entity> owners, absl::Span<const uint32_t> names,
                      absl::Span<const T> objects) {
     if (names.size() != owners.size() || objects.size() != owners.size()) {
@@ -168,18 +148,66 @@ class NamedComponentManager final : public ComponentManager {
     }
     data_.reserve(data_.size() + owners.size());
     owners_.reserve(owners_.size() + owners.size());
+    auto undo = [&](size_t created) {
+      for (size_t j = 0; j < created; ++j) Erase(owners[j], IdString32::FromValue(names[j]));
+    };
     for (size_t i = 0; i < owners.size(); ++i) {
-      absl::StatusOr<Instance> created = CreateWith(owners[i], IdString32::FromValue(names[i]), objects[i]);
+      absl::StatusOr<Instance> created = Insert(owners[i], IdString32::FromValue(names[i]), objects[i]);
       if (!created.ok()) {
-        for (size_t j = 0; j < i; ++j) Destroy(owners[j], IdString32::FromValue(names[j]));
+        undo(i);
         return created.status();
       }
     }
-    return absl::OkStatus();
+    absl::Status told = NotifyCreatedByName(owners, names);
+    if (!told.ok()) undo(owners.size());
+    return told;
   }
 
  private:
   using Key = std::pair<Entity, InstanceId>;
+
+  // Insert / Erase: Create and Destroy without telling the listener.
+  absl::StatusOr<Instance> Insert(Entity entity, InstanceId id, const T& value) {
+    if (!entity.is_valid()) return absl::InvalidArgumentError(absl::StrCat(type_name_, ": invalid entity"));
+    // Through the subscription: once the manager is gone, no entity is alive.
+    if (!listener_->Alive(entity)) {
+      return absl::NotFoundError(absl::StrCat(type_name_, ": ", entity.DebugString(), " is not alive"));
+    }
+    const uint32_t index = static_cast<uint32_t>(data_.size());
+    if (!instances_.try_emplace(Key{entity, id}, index).second) {
+      return absl::AlreadyExistsError(absl::StrCat(type_name_, ": ", entity.DebugString(),
+                                                   " already has instance ", id.DebugString()));
+    }
+    data_.push_back(value);
+    owners_.push_back(Key{entity, id});
+    by_entity_[entity].push_back(id);
+    return Instance{index};
+  }
+
+  bool Erase(Entity entity, InstanceId id) {
+    auto it = instances_.find(Key{entity, id});
+    if (it == instances_.end()) return false;
+    const uint32_t index = it->second;
+    instances_.erase(it);
+    const uint32_t last = static_cast<uint32_t>(data_.size() - 1);
+    if (index != last) {
+      data_[index] = data_[last];
+      owners_[index] = owners_[last];
+      instances_[owners_[index]] = index;
+    }
+    data_.pop_back();
+    owners_.pop_back();
+    auto owner = by_entity_.find(entity);
+    auto& ids = owner->second;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] == id) {
+        ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+    if (ids.empty()) by_entity_.erase(owner);
+    return true;
+  }
 
   uint32_t Checked(Instance instance) const {
     STRATA_CHECK(instance.index < data_.size(), "NamedComponentManager: instance out of range");

@@ -46,7 +46,6 @@
 #include "base/id_string.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
-#include "index/entity_index.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -118,7 +117,7 @@ class PageComponentManager final : public ComponentManager {
 
   // Spawn: the spawn function body. Gives owners[i] the T stored at
   // data[i * sizeof(T)] (native byte order) in one batch; the store's listener (a
-  // World's PageComponentIndexer) registers them in the entity index. Checked before
+  // World's InstanceIndexer) registers them in the entity index. Checked before
   // any change (all or nothing): InvalidArgument if sizes disagree or a name is not
   // instance_id(), AlreadyExists if an owner already has T (or appears twice),
   // NotFound if one is not alive.
@@ -164,47 +163,6 @@ class PageComponentManager final : public ComponentManager {
   std::string type_name_;
   IdString32 id_;
   Component<T> component_;
-};
-
-// PageComponentIndexer: keeps an EntityIndex in step with the page components of one
-// EntityPages store. It is the store's StructureListener, so every instance added or
-// removed by any path (a manager's Create, Destroy or Spawn, a system's Add, Remove
-// or CreateFromBundle on the store) reaches the index in the store's batches,
-// under its manager and name, and properties by name see run-time components. An
-// entity's destruction leaves the index through the index's own destroy listener
-// (the World's). An instance whose name its entity already has in another manager
-// stays out of the index (one component per name and entity: EntityIndex); conflicts()
-// counts them. A World owns one; Track is called as each page-stored type is made.
-class PageComponentIndexer final : public StructureListener {
- public:
-  // PageComponentIndexer: installs itself as `pages`' listener, which must have none
-  // (aborts otherwise, in every build). Both must outlive it.
-  PageComponentIndexer(EntityPages& pages, EntityIndex& index);
-  // Uninstalls itself.
-  ~PageComponentIndexer() override;
-  PageComponentIndexer(const PageComponentIndexer&) = delete;
-  PageComponentIndexer& operator=(const PageComponentIndexer&) = delete;
-
-  // Track: instances of `c` are `manager`'s, named `name`; untracked ids are ignored.
-  void Track(ComponentId c, ComponentManager* manager, InstanceId name);
-  template <typename T>
-  void Track(PageComponentManager<T>& manager) {
-    Track(manager.component().id, &manager, manager.instance_id());
-  }
-  size_t conflicts() const { return conflicts_; }
-
-  void OnAdded(ComponentId c, absl::Span<const Entity> entities) override;
-  void OnRemoved(ComponentId c, absl::Span<const Entity> entities) override;
-
- private:
-  struct Tracked {
-    ComponentManager* manager = nullptr;
-    InstanceId name;
-  };
-  EntityPages* pages_;
-  EntityIndex* index_;
-  std::vector<Tracked> tracked_;  // by ComponentId
-  size_t conflicts_ = 0;
 };
 
 }  // namespace strata

@@ -20,11 +20,25 @@ TransformComponentManager::TransformComponentManager(TransformComponent* transfo
 
 TransformComponentManager::~TransformComponentManager() = default;
 
-absl::StatusOr<Instance> TransformComponentManager::Create(Entity entity, InstanceId) {
+absl::StatusOr<Instance> TransformComponentManager::Create(Entity entity, InstanceId id) {
   absl::StatusOr<TransformHandle> h =
       transforms_->Create(entity, Matrix4x4::Identity());
   if (!h.ok()) return h.status();
+  absl::Status told = NotifyCreated(id, absl::MakeConstSpan(&entity, 1));
+  if (!told.ok()) {
+    transforms_->DestroyEntity(entity);
+    return told;
+  }
   return Remember(*h);
+}
+
+absl::Status TransformComponentManager::Spawned(absl::Span<const Entity> owners,
+                                                absl::Span<const uint32_t> names) {
+  if (owners.size() != names.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("transform: ", owners.size(), " owners, ",
+                                                   names.size(), " names"));
+  }
+  return NotifyCreatedByName(owners, names);
 }
 
 Instance TransformComponentManager::Lookup(Entity entity, InstanceId) const {
@@ -41,8 +55,10 @@ Instance TransformComponentManager::Remember(TransformHandle h) const {
   return Instance{h.id()};
 }
 
-bool TransformComponentManager::Destroy(Entity entity, InstanceId) {
-  return transforms_->DestroyEntity(entity);
+bool TransformComponentManager::Destroy(Entity entity, InstanceId id) {
+  if (!transforms_->DestroyEntity(entity)) return false;
+  NotifyDestroyed(id, absl::MakeConstSpan(&entity, 1));
+  return true;
 }
 
 absl::Status TransformComponentManager::Link(Entity child, Entity parent) {

@@ -9,9 +9,10 @@
 //   EntityIndex index;
 //   PropertySystem properties(&index);
 //   DescribeTransformProperties(properties, transforms);
+//   InstanceIndexer indexer(pages, index);       // component/instance_indexer.h
+//   indexer.Attach(transforms);                  // Create and Destroy reach the index
 //   Entity e = entities.Create();
 //   transforms.Create(e, IdString32("Transform"));
-//   index.AddInstance(e, &transforms, IdString32("Transform"));
 //   properties.Set(e, "Transform", "local_position", Vector3{1, 2, 3});
 //   properties.Get(e, "Transform", "world");   // Matrix4x4, translation (1, 2, 3)
 //
@@ -32,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "entity/entity.h"
 #include "index/component_manager.h"
 #include "index/property_system.h"
@@ -58,13 +60,19 @@ class TransformComponentManager final : public ComponentManager {
 
   absl::string_view type_name() const override { return "transform"; }
 
-  // Create: a root transform with the identity local matrix. Errors of
-  // TransformComponent::Create (InvalidArgument, AlreadyExists). Amortised O(1).
+  // Create: a root transform with the identity local matrix, told to the instance
+  // listener under `id`. Errors of TransformComponent::Create (InvalidArgument,
+  // AlreadyExists), the listener's refusal (nothing created). Amortised O(1).
   absl::StatusOr<Instance> Create(Entity entity, InstanceId id) override;
   // Lookup: `entity`'s transform (any `id`), or invalid. O(1) expected.
   Instance Lookup(Entity entity, InstanceId id) const override;
-  // Destroy: destroys `entity`'s transform (children become roots); false if none.
+  // Destroy: destroys `entity`'s transform (children become roots) and tells the
+  // listener that `id` (the name it was created under) is gone; false if none.
   bool Destroy(Entity entity, InstanceId id) override;
+  // Spawned: tells the listener of transforms a batch spawn made on transforms()
+  // directly (SpawnTransformBatch): owners[i] under IdString32 value names[i].
+  // InvalidArgument if the sizes differ; the listener's refusal.
+  absl::Status Spawned(absl::Span<const Entity> owners, absl::Span<const uint32_t> names);
 
   // Link: makes `child`'s transform a child of `parent`'s. NotFound if either entity
   // has no transform here; TransformComponent::Link's errors otherwise.

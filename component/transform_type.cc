@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "base/matrix.h"
 #include "base/status_macros.h"
+#include "component/instance_indexer.h"
 #include "component/transform_properties.h"
 #include "component/transform_resource.h"
-#include "index/entity_index.h"
 #include "nlohmann/json.hpp"
 #include "transform/transform_component.h"
 
@@ -76,8 +76,8 @@ absl::StatusOr<json> ExportTransform(absl::Span<const std::byte> instance, const
 class TransformStore final : public ComponentStore {
  public:
   TransformStore(const ComponentType& type, TransformComponent& transforms,
-                 TransformComponentManager& manager, EntityIndex& index)
-      : type_(&type), transforms_(&transforms), manager_(&manager), index_(&index) {}
+                 TransformComponentManager& manager)
+      : type_(&type), transforms_(&transforms), manager_(&manager) {}
 
   ComponentManager& manager() override { return *manager_; }
   void* typed() override { return manager_; }
@@ -90,7 +90,9 @@ class TransformStore final : public ComponentStore {
           batch.layout, "\", declared \"", kTransformLayout, "\")"));
     }
     STRATA_RETURN_IF_ERROR(SpawnTransformBatch(*transforms_, batch));
-    return RegisterSpawnedByName(*index_, manager_, batch);
+    // The manager tells the world's indexer, which registers the names.
+    if (batch.in_entity_order) return manager_->Spawned(batch.entities, batch.names);
+    return manager_->Spawned(SpawnOwners(batch), batch.names);
   }
 
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
@@ -127,7 +129,6 @@ class TransformStore final : public ComponentStore {
   const ComponentType* type_;
   TransformComponent* transforms_;
   TransformComponentManager* manager_;
-  EntityIndex* index_;
 };
 
 }  // namespace
@@ -146,10 +147,11 @@ absl::StatusOr<ComponentType> TransformComponentType() {
     // The world's transform graph, lent by type: WorldServices names no component.
     TransformComponent* transforms = services.Find<TransformComponent>();
     TransformComponentManager* manager = services.Find<TransformComponentManager>();
-    if (transforms == nullptr || manager == nullptr || services.index == nullptr) {
+    if (transforms == nullptr || manager == nullptr || services.indexer == nullptr) {
       return absl::FailedPreconditionError("transform: the world has no transform component");
     }
-    return std::unique_ptr<ComponentStore>(new TransformStore(type, *transforms, *manager, *services.index));
+    services.indexer->Attach(*manager);
+    return std::unique_ptr<ComponentStore>(new TransformStore(type, *transforms, *manager));
   };
   return ComponentType::FromCustom(std::move(custom));
 }

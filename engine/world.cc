@@ -65,7 +65,7 @@ World::World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> o
     }
   });
   pages_ = std::make_unique<EntityPages>(*entities_);
-  page_indexer_ = std::make_unique<PageComponentIndexer>(*pages_, *index_);
+  indexer_ = std::make_unique<InstanceIndexer>(*pages_, *index_);
   properties_ = std::make_unique<PropertySystem>(index_.get());
   spawner_ = std::make_unique<EntitySpawner>();
 }
@@ -75,7 +75,7 @@ absl::Status World::Init() {
   services.entities = entities_;
   services.pages = pages_.get();
   services.index = index_.get();
-  services.page_indexer = page_indexer_.get();
+  services.indexer = indexer_.get();
   services.Lend(transforms_.get());
   services.Lend(transform_manager_.get());
   for (const ComponentType* type : registry_->types()) {

@@ -54,6 +54,7 @@
 #include "absl/types/span.h"
 #include "component/component_type.h"
 #include "component/named_component.h"
+#include "component/instance_indexer.h"
 #include "component/page_component.h"
 #include "component/registry.h"
 #include "component/transform_properties.h"
@@ -352,7 +353,7 @@ class World {
   EntityManager::Subscription listener_;
   std::unique_ptr<EntityPages> pages_;
   // Keeps index_ in step with pages_ (every page component added or removed).
-  std::unique_ptr<PageComponentIndexer> page_indexer_;
+  std::unique_ptr<InstanceIndexer> indexer_;
   std::unique_ptr<PropertySystem> properties_;
   // stores_[s]: the store of types_[s], the registry's types in its order at Create
   // (a type added to the registry later has no store in this world).

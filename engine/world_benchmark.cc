@@ -132,10 +132,9 @@ std::unique_ptr<EntitySpawner> HandWrittenSpawner(DemoWorld& world) {
   ok(spawner.RegisterComponentSpawner("render_data", [&world, check](const ComponentSpawnBatch& batch) {
     STRATA_RETURN_IF_ERROR(check(batch, sizeof(RenderData)));
     const auto* objects = reinterpret_cast<const RenderData*>(batch.data.data());
-    const std::vector<Entity> owners = SpawnOwners(batch);
-    STRATA_RETURN_IF_ERROR(world.render_data().Spawn(owners, batch.names,
-                                                     absl::MakeConstSpan(objects, batch.num_instances)));
-    return RegisterSpawnedByName(world.index(), &world.render_data(), owners, batch.names);
+    // The manager tells the world's indexer, as every store does.
+    return world.render_data().Spawn(SpawnOwners(batch), batch.names,
+                                     absl::MakeConstSpan(objects, batch.num_instances));
   }));
   return owned;
 }

@@ -176,13 +176,12 @@ TEST(World, TwoWorldsShareOneEntity) {
   World& inventory = **inventory_world;
   const Entity pickaxe = game.entities().Create();
   const IdString32 transform("Transform");
+  // Each world's manager indexes its own instance in its own world.
   ASSERT_TRUE(game.transform_manager().Create(pickaxe, transform).ok());
   ASSERT_TRUE(inventory.transform_manager().Create(pickaxe, transform).ok());
-  ASSERT_THAT(game.index().AddInstance(pickaxe, &game.transform_manager(), transform),
-              IsOk());
-  ASSERT_THAT(inventory.index().AddInstance(pickaxe, &inventory.transform_manager(),
-                                                  transform),
-              IsOk());
+  EXPECT_EQ(game.index().FindComponentManager(pickaxe, transform), &game.transform_manager());
+  EXPECT_EQ(inventory.index().FindComponentManager(pickaxe, transform),
+            &inventory.transform_manager());
   ASSERT_THAT(game.properties().Set(pickaxe, "Transform", "local_position", Vector3{100, 0, 0}),
               IsOk());
   ASSERT_THAT(

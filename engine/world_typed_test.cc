@@ -1,5 +1,5 @@
-// World's typed access (Pages<T>(), Each) and the entity index in step with page
-// components added and removed at run time, by any path.
+// World's typed access (Pages<T>(), Each) and the entity index in step with page and
+// named components added and removed at run time, by any path.
 #include <memory>
 #include <variant>
 #include <vector>
@@ -146,13 +146,51 @@ TEST(WorldIndex, ANameTakenByAnotherManagerStaysWithIt) {
   // A named instance called "health" first; then the page component "health".
   NamedComponentManager<Effect>& effects = world->Named<Effect>();
   ASSERT_THAT(effects.Create(e, IdString32("health")).status(), IsOk());
-  ASSERT_THAT(world->index().AddInstance(e, &effects, IdString32("health")), IsOk());
   PageComponentManager<Health>& health = world->Pages<Health>();
   ASSERT_THAT(health.Create(e, health.instance_id()).status(), IsOk());
   EXPECT_EQ(world->index().FindComponentManager(e, IdString32("health")), &effects);
   // Removing the page component leaves the other manager's entry alone.
   ASSERT_TRUE(health.Destroy(e, health.instance_id()));
   EXPECT_EQ(world->index().FindComponentManager(e, IdString32("health")), &effects);
+  // The other way round: a manager's Create of a taken name is refused, nothing made.
+  ASSERT_THAT(health.Create(e, health.instance_id()).status(), IsOk());
+  ASSERT_TRUE(effects.Destroy(e, IdString32("health")));
+  EXPECT_EQ(world->index().FindComponentManager(e, IdString32("health")), nullptr);
+  // (The page component lost the name when it was taken; it comes back on its next Add.)
+  ASSERT_THAT(effects.Create(e, IdString32("Glow")).status(), IsOk());
+  const Entity f = world->entities().Create();
+  ASSERT_THAT(health.Create(f, health.instance_id()).status(), IsOk());
+  EXPECT_THAT(effects.Create(f, IdString32("health")).status(),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(effects.CountOf(f), 0u);
+  EXPECT_EQ(world->index().FindComponentManager(f, IdString32("health")), &health);
+}
+
+TEST(WorldIndex, ANamedComponentMadeAtRunTimeIsSeenByNameAndGoneWhenDestroyed) {
+  std::unique_ptr<World> world = MakeWorld();
+  ASSERT_NE(world, nullptr);
+  NamedComponentManager<Effect>& effects = world->Named<Effect>();
+  const Entity e = world->entities().Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(Instance fog, effects.CreateWith(e, IdString32("Fog"), Effect{0.5f}));
+  ASSERT_THAT(effects.Create(e, IdString32("Vignette")).status(), IsOk());
+  // Both by name, each its own instance.
+  ASSERT_THAT(world->properties().Set(e, "Vignette", "strength", PropertyValue(2.0f)), IsOk());
+  fog = effects.Lookup(e, IdString32("Fog"));
+  EXPECT_EQ(effects.Get(fog).strength, 0.5f);
+  EXPECT_EQ(effects.Get(effects.Lookup(e, IdString32("Vignette"))).strength, 2.0f);
+  STRATA_ASSERT_OK_AND_ASSIGN(PropertyValue v, world->properties().Get(e, "Fog", "strength"));
+  EXPECT_EQ(std::get<float>(v), 0.5f);
+  // Destroyed: the name is gone, the other stays.
+  ASSERT_TRUE(effects.Destroy(e, IdString32("Fog")));
+  EXPECT_THAT(world->properties().Get(e, "Fog", "strength").status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(world->index().FindComponentManager(e, IdString32("Vignette")), &effects);
+  // Reuse after destroy, then the entity's destruction takes the rest.
+  ASSERT_THAT(effects.Create(e, IdString32("Fog")).status(), IsOk());
+  ASSERT_THAT(world->properties().Set(e, "Fog", "strength", PropertyValue(1.0f)), IsOk());
+  ASSERT_THAT(world->DestroyBatch(absl::MakeConstSpan(&e, 1)), IsOk());
+  EXPECT_EQ(effects.size(), 0u);
+  EXPECT_FALSE(world->index().Contains(e));
 }
 
 TEST(WorldTyped, EachTakesItsComponentsFromTheCallback) {

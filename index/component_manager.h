@@ -14,13 +14,21 @@
 //
 // An InstanceId must be unique per (entity, manager); for the property system it must
 // be unique across all managers of an entity (enforced by EntityIndex::AddInstance).
+//
+// InstanceListener: the one path by which whoever indexes instances (a World's
+// InstanceIndexer, component/instance_indexer.h) hears that a manager created or
+// destroyed some, in batches of one name. A manager tells its listener from every path
+// that creates or destroys an instance (Create, Destroy, its batch spawn); what goes
+// with a destroyed entity is the entity manager's event, not a listener's.
 #ifndef STRATA_INDEX_COMPONENT_MANAGER_H_
 #define STRATA_INDEX_COMPONENT_MANAGER_H_
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "base/id_string.h"
 #include "entity/entity.h"
 
@@ -50,11 +58,32 @@ struct Instance {
   friend constexpr bool operator!=(Instance a, Instance b) { return !(a == b); }
 };
 
+class ComponentManager;
+
+// InstanceListener: told after `manager` created instance `name` of each of `entities`
+// (OnCreated) or destroyed it (OnDestroyed). OnCreated may refuse the batch (the index
+// refuses a name an entity already has in another manager): the manager then undoes
+// the batch's creation and returns the error, so nothing is half-indexed.
+class InstanceListener {
+ public:
+  virtual ~InstanceListener() = default;
+  virtual absl::Status OnCreated(ComponentManager& manager, InstanceId name,
+                                 absl::Span<const Entity> entities) = 0;
+  virtual void OnDestroyed(ComponentManager& manager, InstanceId name,
+                           absl::Span<const Entity> entities) = 0;
+};
+
 // ComponentManager: owns the instances of one component type (in one world).
 // Implementations are not required to be thread-safe.
 class ComponentManager {
  public:
   virtual ~ComponentManager() = default;
+
+  // set_instance_listener: the listener told of this manager's creations and
+  // destructions (nullptr: none, the default). Not owned: it must outlive the manager
+  // or be unset first.
+  void set_instance_listener(InstanceListener* listener) { instance_listener_ = listener; }
+  InstanceListener* instance_listener() const { return instance_listener_; }
 
   // type_name: the manager's name for error messages ("transform", "render_data").
   virtual absl::string_view type_name() const = 0;
@@ -71,6 +100,29 @@ class ComponentManager {
   // Destroy: destroys the instance for (entity, id); false if there is none. May
   // invalidate every Instance of this manager.
   virtual bool Destroy(Entity entity, InstanceId id) = 0;
+
+ protected:
+  // NotifyCreated / NotifyDestroyed: tell the listener, if any (OK when there is none).
+  absl::Status NotifyCreated(InstanceId name, absl::Span<const Entity> entities) {
+    return instance_listener_ == nullptr || entities.empty()
+               ? absl::OkStatus()
+               : instance_listener_->OnCreated(*this, name, entities);
+  }
+  void NotifyDestroyed(InstanceId name, absl::Span<const Entity> entities) {
+    if (instance_listener_ != nullptr && !entities.empty()) {
+      instance_listener_->OnDestroyed(*this, name, entities);
+    }
+  }
+  // NotifyCreatedByName: NotifyCreated for owners[i] under IdString32(names[i]), one
+  // call per distinct name (one call when all share a name). On a refusal, the groups
+  // already told are told of their destruction, and the error returned: the caller
+  // then undoes every creation. owners and names have the same size (checked by the
+  // caller).
+  absl::Status NotifyCreatedByName(absl::Span<const Entity> owners,
+                                   absl::Span<const uint32_t> names);
+
+ private:
+  InstanceListener* instance_listener_ = nullptr;
 };
 
 }  // namespace strata

@@ -12,6 +12,7 @@
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "component/declare.h"
+#include "component/instance_indexer.h"
 #include "index/property_system.h"
 #include "nlohmann/json.hpp"
 #include "resource/entity_compiler.h"
@@ -97,17 +98,20 @@ void AppendF32(float v, std::vector<std::byte>* out) {
 // ---------------------------------------------------------------------------------------
 // SpatialGrid
 
-SpatialGrid::SpatialGrid(strata::EntityManager& entities, strata::EntityIndex& index)
-    : index_(&index) {
+SpatialGrid::SpatialGrid(strata::EntityManager& entities) {
   listener_ = entities.AddDestroyListener([this](absl::Span<const Entity> dead) { RemoveDead(dead); });
 }
 
 absl::StatusOr<Instance> SpatialGrid::CreateAt(Entity entity, InstanceId id, GridPosition position) {
   STRATA_RETURN_IF_ERROR(CheckNew(entity, position));
-  // The index first: it may still refuse (the entity has another component named
-  // `id`), and then nothing has changed.
-  STRATA_RETURN_IF_ERROR(index_->AddInstance(entity, this, id));
   Add(entity, id, position);
+  // The listener (a World's indexer) may still refuse: the entity has another
+  // component named `id`. Then the position goes again and nothing has changed.
+  absl::Status told = NotifyCreated(id, absl::MakeConstSpan(&entity, 1));
+  if (!told.ok()) {
+    Remove(static_cast<uint32_t>(items_.size() - 1));
+    return told;
+  }
   return Instance{static_cast<uint32_t>(items_.size() - 1)};
 }
 
@@ -122,9 +126,8 @@ bool SpatialGrid::Destroy(Entity entity, InstanceId id) {
   if (!instance.is_valid()) return false;
   Remove(instance.index);
   // The index entry goes with the position, so the property system never reaches a
-  // manager that no longer has the instance. NotFound only when the index was never
-  // told (a spawn that failed before registering): nothing to undo then.
-  index_->RemoveInstance(entity, id).IgnoreError();
+  // manager that no longer has the instance.
+  NotifyDestroyed(id, absl::MakeConstSpan(&entity, 1));
   return true;
 }
 
@@ -288,7 +291,10 @@ const SpatialGrid::Item& SpatialGrid::item(Instance instance) const {
 class SpatialGridStore final : public ComponentStore {
  public:
   SpatialGridStore(const ComponentType& type, const WorldServices& services)
-      : type_(&type), index_(services.index), grid_(*services.entities, *services.index) {}
+      : type_(&type), grid_(*services.entities) {
+    // Create, Destroy and Spawn tell the world's indexer: properties see every position.
+    services.indexer->Attach(grid_);
+  }
 
   strata::ComponentManager& manager() override { return grid_; }
   void* typed() override { return &grid_; }
@@ -321,8 +327,11 @@ class SpatialGridStore final : public ComponentStore {
     for (uint32_t i = 0; i < batch.num_instances; ++i) {
       STRATA_RETURN_IF_ERROR(grid_.Insert(batch.entity(i), batch.name(i), positions[i]));
     }
-    // One index call per distinct name for the whole batch, not one per instance.
-    return strata::RegisterSpawnedByName(*index_, &grid_, batch);
+    // One call per distinct name for the whole batch, not one per instance. A refusal
+    // fails the spawn; the spawner then destroys its entities, and the positions go.
+    std::vector<Entity> owners(batch.num_instances);
+    for (uint32_t i = 0; i < batch.num_instances; ++i) owners[i] = batch.entity(i);
+    return grid_.NotifyCreatedByName(owners, batch.names);
   }
 
   absl::Status Save(const strata::SaveContext& context, ComponentTypeContents* out) override {
@@ -360,7 +369,6 @@ class SpatialGridStore final : public ComponentStore {
 
  private:
   const ComponentType* type_;
-  strata::EntityIndex* index_;
   SpatialGrid grid_;
 };
 
@@ -376,9 +384,9 @@ absl::StatusOr<ComponentType> SpatialGridComponentType() {
   custom.export_instance = ExportGridPosition;
   custom.make_store = [](const ComponentType& type,
                          const WorldServices& services) -> absl::StatusOr<std::unique_ptr<ComponentStore>> {
-    if (services.entities == nullptr || services.index == nullptr) {
+    if (services.entities == nullptr || services.indexer == nullptr) {
       return absl::FailedPreconditionError(
-          absl::StrCat(kGridPositionTypeName, ": the world has no entity manager or entity index"));
+          absl::StrCat(kGridPositionTypeName, ": the world has no entity manager or indexer"));
     }
     return std::unique_ptr<ComponentStore>(new SpatialGridStore(type, services));
   };

@@ -22,10 +22,11 @@
 // (layout "x:f32:4;y:f32:4"). Properties "x" and "y" (float, read/write); a write that
 // crosses a cell border moves the entity to its new cell.
 //
-// The store reaches the world only through WorldServices::entities and ::index: it
+// The store reaches the world only through WorldServices::entities and ::indexer: it
 // listens to the entity manager's destroy notifications (a destroyed entity leaves the
-// grid) and registers its instances in the entity index by name, which is all the
-// property system and World::Save need.
+// grid) and tells the world's indexer of every position it creates or destroys
+// (ComponentManager's instance listener), which is all the property system and
+// World::Save need.
 #ifndef STRATA_EXAMPLES_SPATIAL_GRID_SPATIAL_GRID_H_
 #define STRATA_EXAMPLES_SPATIAL_GRID_SPATIAL_GRID_H_
 
@@ -45,7 +46,6 @@
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "index/component_manager.h"
-#include "index/entity_index.h"
 
 namespace spatial_grid {
 
@@ -87,21 +87,20 @@ class SpatialGridStore;
 // Thread-safety: none.
 class SpatialGrid final : public strata::ComponentManager {
  public:
-  // SpatialGrid(entities, index): subscribes to `entities`' destruction, so destroying
-  // an entity removes its position (its index entries are the index owner's to drop:
-  // the World's listener does). Create registers in `index`, Destroy unregisters, so
-  // `index` must outlive the grid; `entities` may go first (the grid then sees every
-  // entity as dead).
-  SpatialGrid(strata::EntityManager& entities, strata::EntityIndex& index);
+  // SpatialGrid(entities): subscribes to `entities`' destruction, so destroying an
+  // entity removes its position (its index entries are the index owner's to drop: the
+  // World's listener does). Create and Destroy tell the instance listener, if any.
+  // `entities` may go first (the grid then sees every entity as dead).
+  explicit SpatialGrid(strata::EntityManager& entities);
   SpatialGrid(const SpatialGrid&) = delete;
   SpatialGrid& operator=(const SpatialGrid&) = delete;
 
   absl::string_view type_name() const override { return kGridPositionTypeName; }
 
-  // Create: a position at the origin for live `entity`, registered in the index as
-  // `id`. InvalidArgument for an invalid entity, NotFound for a dead one,
-  // AlreadyExists if it has a position here (one per entity, whatever its name) or
-  // another component named `id`; then nothing changes.
+  // Create: a position at the origin for live `entity`, told to the listener as `id`.
+  // InvalidArgument for an invalid entity, NotFound for a dead one, AlreadyExists if it
+  // has a position here (one per entity, whatever its name), the listener's refusal
+  // (a World's: another component named `id`); then nothing changes.
   absl::StatusOr<strata::Instance> Create(strata::Entity entity, strata::InstanceId id) override {
     return CreateAt(entity, id, GridPosition());
   }
@@ -152,8 +151,8 @@ class SpatialGrid final : public strata::ComponentManager {
   size_t MemoryUsage() const;
 
  private:
-  // The store spawns through Insert and registers a whole batch in the index at once
-  // (RegisterSpawnedByName), which per-instance Create cannot.
+  // The store spawns through Insert and tells the listener of a whole batch at once
+  // (NotifyCreatedByName), which per-instance Create cannot.
   friend class SpatialGridStore;
 
   struct Item {
@@ -179,7 +178,6 @@ class SpatialGrid final : public strata::ComponentManager {
   void RemoveFromCell(const Item& item);
   const Item& item(strata::Instance instance) const;
 
-  strata::EntityIndex* index_;
   // items_: the positions, dense (Instance{i} is items_[i]); by_entity_: the entity
   // -> its slot in items_ (the full handle is the key, so a stale handle, or a new
   // entity reusing a destroyed one's index, finds nothing).
