@@ -137,8 +137,17 @@ class PageComponentManager final : public ComponentManager {
                                                      owners[i].DebugString(), " already has one"));
       }
     }
-    absl::Status status = pages_->AddEach(
-        owners, component_.id, std::is_empty_v<T> ? absl::Span<const std::byte>() : data);
+    absl::Status status;
+    if constexpr (std::is_empty_v<T>) {
+      status = pages_->AddEach(owners, component_.id, absl::Span<const std::byte>());
+    } else if (reinterpret_cast<uintptr_t>(data.data()) % alignof(T) == 0) {
+      // Whole T copies, the size known to the compiler (a blob's data is aligned).
+      status = pages_->AddEach(
+          owners, component_,
+          absl::MakeConstSpan(reinterpret_cast<const T*>(data.data()), owners.size()));
+    } else {
+      status = pages_->AddEach(owners, component_.id, data);
+    }
     if (!status.ok()) {
       // The batch stopped at the first failing owner; those before it took T.
       for (Entity owner : owners) {

@@ -64,6 +64,16 @@ class ComponentBundle {
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
+  // Equal: the same components with the same bytes, set in the same order.
+  friend bool operator==(const ComponentBundle& a, const ComponentBundle& b) {
+    if (a.entries_.size() != b.entries_.size() || a.bytes_ != b.bytes_) return false;
+    for (size_t i = 0; i < a.entries_.size(); ++i) {
+      if (a.entries_[i].id != b.entries_[i].id || a.entries_[i].size != b.entries_[i].size) {
+        return false;
+      }
+    }
+    return true;
+  }
 
  private:
   friend class EntityPages;

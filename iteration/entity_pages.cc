@@ -53,6 +53,7 @@ EntityPages::~EntityPages() {
 absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view name,
                                                            size_t size,
                                                            size_t alignment) {
+  CheckNotWalking("RegisterComponent");
   if (name.empty()) return absl::InvalidArgumentError("component name is empty");
   if (!IsPowerOfTwo(alignment) || alignment > kMaxComponentAlignment) {
     return absl::InvalidArgumentError(
@@ -417,6 +418,7 @@ void EntityPages::DeleteSlot(uint32_t slot) {
 }
 
 absl::Status EntityPages::Delete(Entity e) {
+  CheckNotWalking("Delete");
   const uint32_t slot = SlotOf(e);
   if (slot == kNoSlot) {
     return absl::NotFoundError(
@@ -427,6 +429,7 @@ absl::Status EntityPages::Delete(Entity e) {
 }
 
 size_t EntityPages::DeleteEntities(absl::Span<const Entity> entities) {
+  CheckNotWalking("DeleteEntities (a destroy)");
   size_t deleted = 0;
   for (Entity e : entities) {
     const uint32_t slot = SlotOf(e);
@@ -438,6 +441,7 @@ size_t EntityPages::DeleteEntities(absl::Span<const Entity> entities) {
 }
 
 size_t EntityPages::ReleaseEmptyPages() {
+  CheckNotWalking("ReleaseEmptyPages");
   size_t released = 0;
   // Backwards: the pools' free lists are LIFO, so pages freed in reverse order come
   // back in the order they were dirtied (ascending for a pass over entities in order):
@@ -484,6 +488,7 @@ size_t EntityPages::ReleaseEmptyPages() {
 }
 
 size_t EntityPages::ReleaseUnusedMemory() {
+  CheckNotWalking("ReleaseUnusedMemory");
   const size_t before = reserved_page_bytes();
   // The pools first: the chunks they give back may empty the chunk pool's slabs.
   entity_page_pool_.ReleaseUnusedSlabs();

@@ -65,6 +65,7 @@
 #ifndef STRATA_ITERATION_ENTITY_PAGES_H_
 #define STRATA_ITERATION_ENTITY_PAGES_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -193,7 +194,9 @@ class EntityPages {
   template <typename T>
   absl::Status Add(absl::Span<const Entity> entities, Component<T> c, const T& value);
   absl::Status Add(absl::Span<const Entity> entities, ComponentId c, const void* value);
-  absl::Status Remove(absl::Span<const Entity> entities, ComponentId c);
+  // done: when not null, set to how many entities, from the first, lost `c` (all of
+  // them on OK), so a caller can skip the failing one and go on.
+  absl::Status Remove(absl::Span<const Entity> entities, ComponentId c, size_t* done = nullptr);
   template <typename T>
   absl::Status Remove(absl::Span<const Entity> entities, Component<T> c) {
     return Remove(entities, c.id);
@@ -202,9 +205,14 @@ class EntityPages {
   // AddEach: the batch Add with a value per entity: entities[i] takes the
   // component_size(c) bytes at values[i * component_size(c)] (native layout; empty
   // for a tag). InvalidArgument, nothing changed, if values holds another number of
-  // bytes or `c` is not registered; otherwise errors and cost as the batch Add.
+  // bytes or `c` is not registered; otherwise errors and cost as the batch Add. done:
+  // as for the batch Remove, how many entities from the first took `c`.
   absl::Status AddEach(absl::Span<const Entity> entities, ComponentId c,
-                       absl::Span<const std::byte> values);
+                       absl::Span<const std::byte> values, size_t* done = nullptr);
+  // The typed form copies whole T values (sizeof(T) known to the compiler).
+  template <typename T>
+  absl::Status AddEach(absl::Span<const Entity> entities, Component<T> c,
+                       absl::Span<const T> values, size_t* done = nullptr);
 
   // Delete: removes every component of `e` and frees its slot. NotFound if `e` has
   // none or is stale. O(registered types) (the article's scheme 2 delete), early exit
@@ -228,6 +236,30 @@ class EntityPages {
   // must outlive the store or be unset first.
   void set_structure_listener(StructureListener* listener) { listener_ = listener; }
   StructureListener* structure_listener() const { return listener_; }
+
+  // WalkScope: marks a walk of the store (ForEachMatch and its forms open one; a job
+  // system that walks pages by itself opens its own) for as long as it lives. While any
+  // is open, a structural change aborts at the call with a message, in every build
+  // mode: Add, Remove, AddEach, Delete, CreateFromBundle, RegisterComponent, Compact,
+  // ReserveForCompaction, ReleaseEmptyPages, ReleaseUnusedMemory, and destroying any
+  // entity of the store's manager (its destroy listener). Record such changes in a
+  // CommandBuffer (iteration/command_buffer.h) and play it back after the walk. Reads
+  // and in-place writes through TryGet are fine. Scopes nest and may be opened from
+  // several threads at once (an atomic count: two read-modify-writes per walk).
+  class WalkScope {
+   public:
+    explicit WalkScope(const EntityPages& pages) : pages_(&pages) {
+      pages_->walks_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~WalkScope() { pages_->walks_.fetch_sub(1, std::memory_order_relaxed); }
+    WalkScope(const WalkScope&) = delete;
+    WalkScope& operator=(const WalkScope&) = delete;
+
+   private:
+    const EntityPages* pages_;
+  };
+  // walking: true while a WalkScope is open.
+  bool walking() const { return walks_.load(std::memory_order_relaxed) != 0; }
 
   // Contains: true if `e` is current and has at least one component. O(1).
   bool Contains(Entity e) const { return SlotOf(e) != kNoSlot; }
@@ -415,13 +447,21 @@ class EntityPages {
   // The batch Add's loop (entity_pages_inl.h); BatchError: `status` of entity `position`
   // of the span.
   template <uint32_t kValueSize, typename Writer>
-  absl::Status AddBatchWith(absl::Span<const Entity> entities, ComponentId c, Writer write);
+  absl::Status AddBatchWith(absl::Span<const Entity> entities, ComponentId c, Writer write,
+                            size_t* done = nullptr);
   ABSL_ATTRIBUTE_NOINLINE static absl::Status BatchError(const absl::Status& status,
                                                          size_t position);
+  ABSL_ATTRIBUTE_NOINLINE static absl::Status ValueCountError(size_t entities, size_t values);
   // The listener's calls for one entity, out of line so that the inline paths keep
   // `e` in registers.
   ABSL_ATTRIBUTE_NOINLINE void NotifyAdded(ComponentId c, Entity e);
   ABSL_ATTRIBUTE_NOINLINE void NotifyRemoved(ComponentId c, Entity e);
+  // CheckNotWalking: aborts, naming `what`, while a WalkScope is open (one relaxed load
+  // and a predicted branch on the hot paths).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void CheckNotWalking(const char* what) const {
+    if (ABSL_PREDICT_FALSE(walks_.load(std::memory_order_relaxed) != 0)) WalkViolation(what);
+  }
+  [[noreturn]] ABSL_ATTRIBUTE_NOINLINE void WalkViolation(const char* what) const;
   // The batch Remove's loop; *done: how many entities, from the first, lost `c`.
   absl::Status RemoveBatch(absl::Span<const Entity> entities, ComponentId c, size_t* done);
   absl::Status CreateFromBundleChecked(absl::Span<const Entity> entities,
@@ -569,6 +609,8 @@ class EntityPages {
   size_t num_entities_ = 0;
   uint64_t epoch_ = 0;
   StructureListener* listener_ = nullptr;
+  // walks_: open WalkScopes (mutable: a walk takes the store as const).
+  mutable std::atomic<uint32_t> walks_{0};
   // Compaction: the pass in progress (plan_[plan_cursor_..] left), the end of its
   // target ranges, and whether anything changed since the last pass was planned.
   // A pass runs its trades (trades_[trade_cursor_..]) first, then plans the moves

@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "base/check.h"
 #include "entity/entity.h"
 #include "iteration/entity_pages.h"
 
@@ -26,7 +28,8 @@ absl::Status EntityPages::Add(absl::Span<const Entity> entities, ComponentId c,
 }
 
 absl::Status EntityPages::AddEach(absl::Span<const Entity> entities, ComponentId c,
-                                  absl::Span<const std::byte> values) {
+                                  absl::Span<const std::byte> values, size_t* done) {
+  if (done != nullptr) *done = 0;
   if (c >= types_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("AddEach: unregistered component id ", c));
   }
@@ -41,7 +44,21 @@ absl::Status EntityPages::AddEach(absl::Span<const Entity> entities, ComponentId
       entities, c, [next = values.data()](std::byte* dst, uint32_t bytes) mutable {
         if (bytes != 0) std::memcpy(dst, next, bytes);
         next += bytes;
-      });
+      },
+      done);
+}
+
+absl::Status EntityPages::ValueCountError(size_t entities, size_t values) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("AddEach: ", values, " values for ", entities, " entities"));
+}
+
+void EntityPages::WalkViolation(const char* what) const {
+  const std::string message = absl::StrCat(
+      "EntityPages::", what,
+      " inside a walk of the store (a ForEachMatch callback or an open WalkScope): record it "
+      "in a CommandBuffer and play it back after the walk");
+  base_internal::CheckFailed(__FILE__, __LINE__, "!walking()", message.c_str());
 }
 
 void EntityPages::NotifyAdded(ComponentId c, Entity e) {
@@ -52,11 +69,14 @@ void EntityPages::NotifyRemoved(ComponentId c, Entity e) {
   listener_->OnRemoved(c, absl::MakeConstSpan(&e, 1));
 }
 
-absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId c) {
-  size_t done = 0;
-  const absl::Status status = RemoveBatch(entities, c, &done);
+absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId c,
+                                 size_t* done) {
+  CheckNotWalking("Remove");
+  size_t removed = 0;
+  const absl::Status status = RemoveBatch(entities, c, &removed);
+  if (done != nullptr) *done = removed;
   // The entities before a failing one took the change (see the batch contract).
-  if (listener_ != nullptr && done > 0) listener_->OnRemoved(c, entities.first(done));
+  if (listener_ != nullptr && removed > 0) listener_->OnRemoved(c, entities.first(removed));
   return status;
 }
 

@@ -63,6 +63,7 @@ ComponentBundle& ComponentBundle::SetRaw(ComponentId component, absl::Span<const
 
 absl::Status EntityPages::CreateFromBundle(absl::Span<const Entity> entities,
                                               const ComponentBundle& bundle) {
+  CheckNotWalking("CreateFromBundle");
   absl::Status status = CreateFromBundleChecked(entities, bundle);
   // All or nothing: the listener hears of a success only.
   if (listener_ != nullptr && status.ok() && !entities.empty()) {

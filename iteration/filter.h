@@ -321,6 +321,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages,
                                                       const Filter& filter, Fn&& fn,
                                                       Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   iteration_internal::ForEachMatchInRange(pages, resolved.rows(), resolved.begin,
@@ -333,6 +334,7 @@ template <typename Fn, typename... Cs>
 void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
                         Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
@@ -354,6 +356,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInPageRange(
     const EntityPages& pages, const Filter& filter, size_t begin_page, size_t end_page,
     Fn&& fn, Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const size_t begin = begin_page > resolved.begin ? begin_page : resolved.begin;

@@ -25,6 +25,7 @@ inline absl::Status EntityPages::Add(Entity e, Component<T> c, const T& value) {
 }
 
 inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
+  CheckNotWalking("Remove");
   // Before the checks, so that a loop hoists them (see HotType).
   const HotType& hot = HotById(c);
   uint32_t* const masks = hot.masks;
@@ -107,6 +108,7 @@ inline void* EntityPages::TryGetByIndex(uint32_t entity_index, ComponentId c) co
 
 template <uint32_t kValueSize, typename Writer>
 inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) {
+  CheckNotWalking("Add");
   // Before the checks, so that a loop hoists them (see HotType).
   const HotType& hot = HotById(c);
   uint32_t* const masks = hot.masks;
@@ -168,7 +170,8 @@ inline absl::Status EntityPages::Add(absl::Span<const Entity> entities, Componen
 
 template <uint32_t kValueSize, typename Writer>
 inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
-                                              ComponentId c, Writer write) {
+                                              ComponentId c, Writer write, size_t* done) {
+  CheckNotWalking("Add");
   const Entity* const entity = entities.data();
   const size_t n = entities.size();
   size_t i = 0;
@@ -224,14 +227,35 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
     absl::StatusOr<std::byte*> dst =
         AddSlow(entity[i].index(), entity[i].generation(), c, kValueSize);
     if (ABSL_PREDICT_FALSE(!dst.ok())) {
+      if (done != nullptr) *done = i;
       if (listener_ != nullptr && i > 0) listener_->OnAdded(c, entities.first(i));
       return BatchError(dst.status(), i);
     }
     write(*dst, types_[c].size);
     ++i;
   }
+  if (done != nullptr) *done = n;
   if (listener_ != nullptr && n > 0) listener_->OnAdded(c, entities);
   return absl::OkStatus();
+}
+
+template <typename T>
+inline absl::Status EntityPages::AddEach(absl::Span<const Entity> entities, Component<T> c,
+                                         absl::Span<const T> values, size_t* done) {
+  if (values.size() != entities.size()) {
+    if (done != nullptr) *done = 0;
+    return ValueCountError(entities.size(), values.size());
+  }
+  if constexpr (std::is_empty_v<T>) {
+    return AddBatchWith<0>(entities, c.id, [](std::byte*, uint32_t) {}, done);
+  } else {
+    return AddBatchWith<sizeof(T)>(
+        entities, c.id,
+        [next = values.data()](std::byte* dst, uint32_t) mutable {
+          ::new (static_cast<void*>(dst)) T(*next++);
+        },
+        done);
+  }
 }
 
 inline const void* EntityPages::TryGetPastRange(ComponentId c, uint32_t slot) const {
