@@ -261,7 +261,8 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
                                   {"sprite_sync", {}}, {"render", {}},  {"fog_property", {}},
                                   {"frame", {}}};
   for (Samples& s : samples) s.ms.reserve(static_cast<size_t>(options.frames));
-  std::vector<Entity> created, dead;
+  std::vector<Entity> created;
+  ParallelCommands commands(world.pages());
   std::vector<SpriteVertex> vertices;
   auto timed = [&samples](SystemSlot system, auto&& body) {
     const Clock::time_point t0 = Clock::now();
@@ -282,9 +283,14 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     });
     report.sparks_emitted += created.size();
     timed(kMove, [&] { MoveSparks(world, options.dt, parallel); });
-    timed(kFade, [&] { FadeSparks(world, options.dt, parallel, &dead); });
-    report.sparks_destroyed += dead.size();
-    timed(kDestroy, [&] { fail(DestroyEntities(world, &dead)); });
+    timed(kFade, [&] { FadeSparks(world, options.dt, parallel, &commands); });
+    timed(kDestroy, [&] {
+      const CommandBuffer::Result played = PlayCommands(world, &commands);
+      report.sparks_destroyed += played.applied;
+      if (played.skipped_dead + played.skipped_conflict != 0) {
+        fail(absl::InternalError("a spark's destroy command was skipped"));
+      }
+    });
     timed(kCompact, [&] {
       if (options.compact_budget == 0) return;
       const size_t moved = world.pages().Compact(static_cast<size_t>(options.compact_budget));

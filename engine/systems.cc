@@ -120,41 +120,33 @@ void MoveSparks(DemoWorld& world, float dt, bool parallel) {
   }
 }
 
-void FadeSparks(DemoWorld& world, float dt, bool parallel, std::vector<Entity>* dead) {
+size_t FadeSparks(DemoWorld& world, float dt, bool parallel, ParallelCommands* commands) {
   const Filter filter = SparkFilter(world);
-  auto fade = [dt](Spark& spark, Sprite& sprite) {
+  const size_t before = commands->size();
+  auto fade = [dt](CommandBuffer& out, Entity e, Spark& spark, Sprite& sprite) {
     spark.lifetime -= dt;
     sprite.color.w = spark.lifetime > 0.0f ? spark.lifetime / spark.max_lifetime : 0.0f;
-    return spark.lifetime <= 0.0f;
+    if (spark.lifetime <= 0.0f) out.Destroy(e);
   };
   if (parallel) {
-    // The parallel walk writes only the spark and sprite it was handed (see
-    // iteration/parallel_query.h); the dead are then collected by one serial walk, in
-    // the same order as the serial variant, with no shared list between threads.
-    ParallelForEachMatch(
-        world.pages(), filter, [&](Spark& spark, Sprite& sprite) { fade(spark, sprite); },
-        world.sparks().component(), world.sprites().component());
-    ForEachMatch(
-        world.pages(), filter,
-        [dead](Entity e, const Spark& spark) {
-          if (spark.lifetime <= 0.0f) dead->push_back(e);
-        },
-        world.sparks().component());
+    // Each page range records into its own buffer; playback goes in page order, so
+    // the destroys (and the handles they free) are the serial variant's.
+    ParallelForEachMatchWithCommands(world.pages(), filter, *commands, fade,
+                                     world.sparks().component(), world.sprites().component());
   } else {
+    CommandBuffer& out = commands->Buffer(0);
     ForEachMatch(
         world.pages(), filter,
-        [&](Entity e, Spark& spark, Sprite& sprite) {
-          if (fade(spark, sprite)) dead->push_back(e);
-        },
+        [&](Entity e, Spark& spark, Sprite& sprite) { fade(out, e, spark, sprite); },
         world.sparks().component(), world.sprites().component());
   }
+  return commands->size() - before;
 }
 
-absl::Status DestroyEntities(DemoWorld& world, std::vector<Entity>* dead) {
-  STRATA_RETURN_IF_ERROR(world.DestroyBatch(*dead));
-  dead->clear();
+CommandBuffer::Result PlayCommands(DemoWorld& world, ParallelCommands* commands) {
+  const CommandBuffer::Result result = commands->Playback(world.entities(), world.pages());
   world.pages().ReleaseEmptyPages();
-  return absl::OkStatus();
+  return result;
 }
 
 size_t SyncSprites(DemoWorld& world) {

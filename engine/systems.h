@@ -3,13 +3,14 @@
 // times each one per frame.
 //
 //   TransformAnimator animator(world, spawned);  // roots with children sway and turn
-//   std::vector<Entity> created, dead;
+//   std::vector<Entity> created;
+//   ParallelCommands commands(world.pages());
 //   std::vector<SpriteVertex> vertices;
 //   for (int frame = 0; frame < n; ++frame) {
 //     EmitSparks(world, 2000, /*seed=*/frame, &created);     // batch create
 //     MoveSparks(world, dt, threads > 1);                    // page query
-//     FadeSparks(world, dt, threads > 1, &dead);             // page query, collect dead
-//     DestroyEntities(world, &dead);                         // one DestroyBatch
+//     FadeSparks(world, dt, threads > 1, &commands);         // page query, record destroys
+//     PlayCommands(world, &commands);                        // one DestroyBatch
 //     animator.Step(world, frame * dt);                      // SetLocalBatch, propagate
 //     SyncSprites(world);                                    // sprite <- world translation
 //     RenderSprites(world, &vertices);                       // gather the draw list
@@ -31,6 +32,8 @@
 #include "engine/sample_components.h"
 #include "engine/world.h"
 #include "entity/entity.h"
+#include "iteration/command_buffer.h"
+#include "iteration/parallel_query.h"
 
 namespace strata {
 
@@ -51,15 +54,16 @@ absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
 // velocity dt. O(pages / lanes + sparks).
 void MoveSparks(DemoWorld& world, float dt, bool parallel);
 
-// FadeSparks: lifetime -= dt, alpha = lifetime / max_lifetime; appends the entities
-// whose lifetime ran out to `dead`, in the page walk's order (ascending entity index
-// until a Compact moves entities).
-void FadeSparks(DemoWorld& world, float dt, bool parallel, std::vector<Entity>* dead);
+// FadeSparks: lifetime -= dt, alpha = lifetime / max_lifetime; records a Destroy in
+// `commands` for each spark whose lifetime ran out (the walk may not destroy them
+// itself). Returns how many. Serial and parallel record the same commands in the same
+// playback order (page order).
+size_t FadeSparks(DemoWorld& world, float dt, bool parallel, ParallelCommands* commands);
 
-// DestroyEntities: destroys `dead` with one DestroyBatch (every subsystem drops them
-// through its destroy listener), releases the page store's empty pages and clears
-// `dead`. Errors of EntityManager::DestroyBatch (nothing destroyed then).
-absl::Status DestroyEntities(DemoWorld& world, std::vector<Entity>* dead);
+// PlayCommands: plays `commands` back (one DestroyBatch per run of destroys: every
+// subsystem drops the entities through its destroy listener), then releases the page
+// store's empty pages.
+CommandBuffer::Result PlayCommands(DemoWorld& world, ParallelCommands* commands);
 
 // SyncSprites: every sprite whose entity has a transform (and no spark) takes the
 // transform's world translation as its position. Returns how many. O(sprites).

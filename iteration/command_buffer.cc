@@ -64,6 +64,13 @@ size_t CommandBuffer::MemoryUsage() const {
   size_t bytes = runs_.capacity() * sizeof(Run) + targets_.capacity() * sizeof(Entity) +
                  values_.capacity() + bundles_.capacity() * sizeof(ComponentBundle) +
                  created_.capacity() * sizeof(Entity) + scratch_.capacity() * sizeof(Entity);
+  for (const ComponentBundle& bundle : bundles_) bytes += bundle.MemoryUsage();
+  return bytes;
+}
+
+size_t CommandBuffer::RecordedBytes() const {
+  size_t bytes = runs_.size() * sizeof(Run) + targets_.size() * sizeof(Entity) + values_.size();
+  for (const ComponentBundle& bundle : bundles_) bytes += sizeof(bundle) + bundle.MemoryUsage();
   return bytes;
 }
 

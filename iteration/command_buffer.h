@@ -133,8 +133,10 @@ class CommandBuffer {
   absl::Span<const Entity> created() const { return created_; }
   // Clear: forgets the commands (not the memory, nor the last playback's handles).
   void Clear();
-  // MemoryUsage: bytes held (capacities).
+  // MemoryUsage: bytes held (capacities). RecordedBytes: bytes the recorded commands
+  // take (targets, values, run records and bundles).
   size_t MemoryUsage() const;
+  size_t RecordedBytes() const;
 
  private:
   enum class Op : uint8_t { kCreate, kDestroy, kAdd, kRemove, kSet };

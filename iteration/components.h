@@ -64,6 +64,10 @@ class ComponentBundle {
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
+  // MemoryUsage: bytes of its arrays beyond the object (capacities).
+  size_t MemoryUsage() const {
+    return entries_.capacity() * sizeof(Entry) + bytes_.capacity();
+  }
   // Equal: the same components with the same bytes, set in the same order.
   friend bool operator==(const ComponentBundle& a, const ComponentBundle& b) {
     if (a.entries_.size() != b.entries_.size() || a.bytes_ != b.bytes_) return false;
