@@ -1,6 +1,7 @@
 // EntityPages (see iteration/entity_pages.h): registration, the tables and their
 // growth, slots, Add/Remove/Delete and the release of empty pages. The batch path is in
-// entity_pages_create.cc, compaction in entity_pages_compact.cc.
+// entity_pages_create.cc; compaction is the Compactor's (iteration/internal/compactor.h),
+// to which Compact delegates.
 #include "iteration/entity_pages.h"
 
 #include <algorithm>
@@ -93,13 +94,9 @@ absl::StatusOr<ComponentId> EntityPages::RegisterComponent(absl::string_view nam
     type.range = iteration_internal::PageRange(size * kEntityPageSize);
   }
   num_types_ = static_cast<uint32_t>(types_.size());
-  if (!trades_.empty() || parked_stage_ != 0) {
-    // The pass's trade sets have a word per type of the plan: the cursors and swaps
-    // would read past them for the new type. Its trades end (a parked entity stays
-    // where it is), and the next Compact plans a new pass with every type.
-    ResetTrades();
-    layout_changed_ = true;
-  }
+  // A pass's trades end (their sets have a word per type of the plan), and the next
+  // Compact plans a new pass with every type.
+  if (compactor_.EndTrades()) layout_changed_ = true;
   return id;
 }
 
@@ -154,6 +151,30 @@ void EntityPages::MakeIndirect() {
     GrowIdentityTable(slot_of_, gen_of_.size());
   }
   indirect_ = true;
+}
+
+size_t EntityPages::Compact(size_t budget) {
+  CheckNotWalking("Compact");
+  return compactor_.Compact(budget);
+}
+
+absl::Status EntityPages::ReserveForCompaction(size_t entities) {
+  CheckNotWalking("ReserveForCompaction");
+  if (entities > Entity::kInvalidIndex) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReserveForCompaction: ", entities,
+                     " entities is past the entity index range"));
+  }
+  reserve_slot_table_ = true;
+  // A compacted store already has its table (GrowSlotTable grows it, written).
+  if (indirect_) return absl::OkStatus();
+  const size_t size = std::max(entities, gen_of_.size());
+  if (slot_reserve_.size() < size) {
+    // Written, not only allocated: the kernel gives memory pages (and zeroes them) on
+    // the first write, which is the cost this moves out of Compact.
+    GrowIdentityTable(slot_reserve_, size);
+  }
+  return absl::OkStatus();
 }
 
 void EntityPages::GrowIdentityTable(LargeVector<uint32_t>& table, size_t size) {
@@ -473,8 +494,7 @@ size_t EntityPages::ReleaseEmptyPages() {
     scan_page_ = 0;
     // Every own slot is free again: back to the identity layout (a pass in
     // progress has nothing left to move).
-    plan_ = std::vector<PlannedMove>();
-    plan_cursor_ = 0;
+    compactor_.DropPlan();
     if (reserve_slot_table_ && slot_reserve_.empty()) {
       // Back to the identity, which the next MakeIndirect takes as it is.
       WriteIdentity(slot_of_.data(), 0, slot_of_.size());
@@ -526,7 +546,7 @@ size_t EntityPages::MemoryUsage() const {
                  count_.capacity() * sizeof(uint16_t) + dirty_.capacity() +
                  free_slots_.capacity() * sizeof(uint32_t) +
                  in_free_list_.capacity() * sizeof(uint64_t) +
-                 plan_.capacity() * sizeof(PlannedMove);
+                 compactor_.plan_bytes();
   for (const ComponentType& type : types_) {
     bytes += type.masks.capacity() * sizeof(uint32_t) +
              type.data.capacity() * sizeof(std::byte*) + type.name.capacity();

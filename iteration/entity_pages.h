@@ -51,9 +51,9 @@
 //   past page_capacity()) invalidates page_masks()/occupied_masks() pointers.
 // - Remove/Delete invalidate pointers to the removed entity's components only; Add
 //   and Remove never move other entities' data.
-// epoch() changes whenever slots may have moved or mask arrays been reallocated; the
-// walks in iteration/filter.h check after each page, in every build mode, that it did
-// not change under them (a Compact or a growth from inside a callback aborts).
+// epoch() changes whenever slots may have moved or mask arrays been reallocated. The
+// walks in iteration/filter.h hold a WalkScope, under which every call that could
+// change it aborts (see WalkScope).
 //
 // Component types are plain bytes: registered with a size and an alignment and copied
 // with memcpy. The typed helpers accept only trivially copyable, trivially destructible
@@ -90,6 +90,7 @@
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "iteration/components.h"
+#include "iteration/internal/compactor.h"
 #include "iteration/internal/entity_pages_types.h"
 #include "iteration/internal/page_pool.h"
 
@@ -319,10 +320,7 @@ class EntityPages {
   // (ForEachMatch, ParallelForEachMatch): the walk aborts with a message.
   size_t Compact(size_t budget = kUnbounded);
   // compaction_in_progress: true while a planned pass has moves left.
-  bool compaction_in_progress() const {
-    return trade_cursor_ < trades_.size() || parked_stage_ != 0 || moves_pending_ ||
-           plan_cursor_ < plan_.size();
-  }
+  bool compaction_in_progress() const { return compactor_.in_progress(); }
   // ReserveForCompaction: opt-in. The slot table's memory (4 bytes per entity index,
   // at least `entities`, growing with the store) is allocated and written now, so no
   // Compact pays page faults for it; the store holds it, compacting or not, until
@@ -403,14 +401,20 @@ class EntityPages {
   size_t MemoryUsage() const;
 
  private:
+  // The compaction pass (iteration/internal/compactor.h), a friend so that it can work
+  // on the store's own tables: it writes the slot records (entity_pages_, count_,
+  // occupied_, slot_of_) and the types' masks and data (types_); it reads gen_of_,
+  // dirty_, hot_, num_types_, num_entities_, page_capacity_ and indirect_; it calls the
+  // page and slot methods (EnsureEntityPage, EnsureDataPage, FreeDataPage, MarkDirty,
+  // PushFreeSlot, FindFreeSlotFrom, MakeIndirect, ReleaseEmptyPages); it bumps epoch_
+  // after moves and clears layout_changed_ when it plans a pass. Nothing else of the
+  // store is its business.
+  friend class iteration_internal::Compactor;
   // The types of the private state (iteration/internal/entity_pages_types.h).
   using EntityPage = iteration_internal::EntityPage;
   using ComponentType = iteration_internal::ComponentType;
   using HotType = iteration_internal::HotType;
   using IndexTables = iteration_internal::IndexTables;
-  using PlannedMove = iteration_internal::PlannedMove;
-  using TradeCursor = iteration_internal::TradeCursor;
-  using Trade = iteration_internal::Trade;
 
   // Copies a value of `size` bytes, or zero-fills if `value` is null. Out of line:
   // inlined into a caller that passes a smaller object, GCC's -Warray-bounds flags the
@@ -542,27 +546,6 @@ class EntityPages {
   void PushFreeSlot(uint32_t slot);
   void FreeSlot(uint32_t index, uint32_t slot);
   void DeleteSlot(uint32_t slot);
-  // Compaction (entity_pages_compact.cc).
-  std::vector<const uint32_t*> TypeMasks() const;
-  // ResetTrades: no trade left of the pass. ResetPlan: no planned move left, the
-  // layout counted as planned; false if the store is empty (nothing to plan).
-  void ResetTrades();
-  bool ResetPlan();
-  bool PlanTrades();
-  // The cursor's next slots of its set, up to `max` (fewer: the range is exhausted).
-  // Writes up to out[max + kEntityPageSize - 2] (out must have that room).
-  size_t TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks, uint32_t* out,
-                   size_t max);
-  bool PlanCompaction();
-  // A move's or swap's slot records (entity pages, counts, occupancy, slot table),
-  // then per type SwapComponentData for a batch of (from, to) slot pairs: masks and
-  // data, as a swap of the two slots (a move is a swap with an empty slot).
-  void MoveRecords(uint32_t from, uint32_t to);
-  void SwapRecords(uint32_t a, uint32_t b);
-  void SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n);
-  // A trade's swaps (xs[k], ys[k]), k < n, in order, each whole in one step: its records
-  // and every type its entities have (known from the trade's sets), with prefetches.
-  void SwapTradePairs(const Trade& trade, const uint32_t* xs, const uint32_t* ys, size_t n);
 
   // Reads as an empty manager (no entity alive) once the manager has been destroyed.
   EntityManager::Subscription manager_;
@@ -611,21 +594,10 @@ class EntityPages {
   StructureListener* listener_ = nullptr;
   // walks_: open WalkScopes (mutable: a walk takes the store as const).
   mutable std::atomic<uint32_t> walks_{0};
-  // Compaction: the pass in progress (plan_[plan_cursor_..] left), the end of its
-  // target ranges, and whether anything changed since the last pass was planned.
-  // A pass runs its trades (trades_[trade_cursor_..]) first, then plans the moves
-  // left (moves_pending_) into plan_. A swap cut by the budget parks its second
-  // entity: parked_[0] goes to parked_[1] and the one parked at parked_[2] to
-  // parked_[0] (stage 1), or only the latter is left (stage 2).
-  std::vector<Trade> trades_;
-  size_t trade_cursor_ = 0;
-  std::vector<uint32_t> trade_sets_;  // per set of a trade, a word per type
-  uint32_t parked_[3] = {0, 0, 0};
-  uint8_t parked_stage_ = 0;
-  bool moves_pending_ = false;
-  std::vector<PlannedMove> plan_;
-  size_t plan_cursor_ = 0;
-  uint32_t plan_end_ = 0;
+  // Compaction: the pass in progress and its state (the Compactor runs Compact), and
+  // whether anything changed since the last pass was planned (set by the mutations,
+  // cleared by the Compactor when it plans one).
+  iteration_internal::Compactor compactor_{*this};
   bool layout_changed_ = false;
   // ReserveForCompaction: the slot table, written as the identity, for gen_of_.size()
   // indices at least, until a compaction takes it as slot_of_ (and back when the store

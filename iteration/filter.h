@@ -29,10 +29,10 @@
 // each Optional(Component<U>). Every listed component must be registered in the store
 // with its C++ type's size; a walk checks both once, in every build mode, and aborts
 // with a message otherwise (a programming error, like an out-of-range index). It may
-// modify the components it is handed, and nothing else in the store: adding, removing,
-// deleting or compacting during a walk is undefined (mask arrays and data may move);
-// a walk checks after each page, in every build mode, that no Compact or capacity
-// growth happened under it, and aborts with a message if one did.
+// modify the components it is handed (and others' through TryGet), and nothing else in
+// the store: a walk opens an EntityPages::WalkScope, under which an add, remove,
+// delete, destroy, create or compaction aborts at the call with a message, in every
+// build mode. Record them in a CommandBuffer (iteration/command_buffer.h) instead.
 // References handed to the callback are valid until the callback returns.
 //
 // The kernel layer (FilterPages*) is plain C++ over pointers and counts, for callers
@@ -275,16 +275,6 @@ void CheckComponents(const EntityPages& pages, const Filter& filter, Cs... compo
                "filter's include set (list it there, or pass Optional(c))");
 }
 
-// CheckSameEpoch: after each page, that the callback did not compact the store or
-// grow its page capacity (either moves what the walk is reading: the mask arrays it
-// holds would be freed memory). In every build mode; a callback that stores nothing
-// the epoch could alias (its components' fields) lets the compiler hoist the load.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CheckSameEpoch(const EntityPages& pages, uint64_t epoch) {
-  STRATA_CHECK(pages.epoch() == epoch,
-               "EntityPages compacted or grown inside a ForEachMatch callback (a callback "
-               "may modify only the components it is handed)");
-}
-
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
 inline constexpr size_t kFilterChunkPages = 1024;
 
@@ -299,14 +289,12 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& 
                                                              Fn& fn, Cs... components) {
   uint32_t out_pages[kFilterChunkPages + kFilterOutputSlack];
   uint32_t out_masks[kFilterChunkPages + kFilterOutputSlack];
-  const uint64_t epoch = pages.epoch();
   for (size_t chunk = begin; chunk < end; chunk += kFilterChunkPages) {
     const size_t chunk_end = chunk + kFilterChunkPages < end ? chunk + kFilterChunkPages
                                                              : end;
     const size_t n = FilterPages(rows, chunk, chunk_end, out_pages, out_masks);
     for (size_t i = 0; i < n; ++i) {
       VisitPage(pages, out_pages[i], out_masks[i], fn, components...);
-      CheckSameEpoch(pages, epoch);
     }
   }
 }
@@ -338,12 +326,10 @@ void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
-  const uint64_t epoch = pages.epoch();
   for (size_t page = resolved.begin; page < resolved.end; ++page) {
     const uint32_t mask = FilterOnePage(rows, page);
     if (mask == 0) continue;
     iteration_internal::VisitPage(pages, page, mask, fn, components...);
-    iteration_internal::CheckSameEpoch(pages, epoch);
   }
 }
 

@@ -1,6 +1,8 @@
-// The compaction planners' survey of a store (iteration/entity_pages_plan.cc): the
-// component sets ("signatures") of its occupied slots, grouped a page at a time, and
-// the range of whole pages each set gets. Internal to //iteration:entity_pages.
+// The Compactor's survey of a store (its planners, iteration/internal/compactor_plan.cc):
+// the component sets ("signatures") of its occupied slots, grouped a page at a time,
+// and the range of whole pages each set gets. A helper of the Compactor
+// (iteration/internal/compactor.h) that reads only the masks it is given, compiled in
+// the same target, //iteration:entity_pages.
 #ifndef STRATA_ITERATION_INTERNAL_COMPACTION_SURVEY_H_
 #define STRATA_ITERATION_INTERNAL_COMPACTION_SURVEY_H_
 

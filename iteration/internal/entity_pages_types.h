@@ -1,6 +1,7 @@
 // The types of EntityPages' private state (iteration/entity_pages.h): an entity page's
 // records, a registered type's tables, the hot per-type entry of Add, Remove and
-// TryGet, and a compaction pass's moves and trades. Kept out of the class so that
+// TryGet, and the batch loops' index tables (a compaction pass's moves and trades are
+// the Compactor's, iteration/internal/compactor.h). Kept out of the class so that
 // entity_pages.h reads as its API; the class names them through private aliases, and
 // the members the comments name (count_, Hot(c), AddWith, ...) are EntityPages'.
 // Included by entity_pages.h only; include that instead.
@@ -87,31 +88,6 @@ struct IndexTables {
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t Slot(uint32_t index) const {
     return indirect ? slot_of[index] : index;
   }
-};
-
-// One move of a compaction plan: put entity (index, generation) at `target`.
-struct PlannedMove {
-  uint32_t index;
-  uint32_t generation;
-  uint32_t target;
-};
-
-// A trade of a compaction pass: the entities of one component set standing in a
-// second set's range swap places, in slot order, with those of the second set
-// standing in the first's. Each side is a cursor over a range of slots (`next` the
-// first not looked at, `end` past the last) for the entities of `set` (an offset
-// into trade_sets_); `bits` caches what is left of page `page`'s matches (for one
-// call: `page` is kNoSlot when none is cached).
-struct TradeCursor {
-  uint32_t next;
-  uint32_t end;
-  uint32_t set;
-  uint32_t page;
-  uint32_t bits;
-};
-struct Trade {
-  TradeCursor a;  // entities of a's set in b's set's range
-  TradeCursor b;
 };
 
 }  // namespace strata::iteration_internal

@@ -1,5 +1,5 @@
 // Highway kernels of the compaction planners: the slots of a run of pages whose
-// entities hold one component set, for the cursors (EntityPages::TakeOfSet), and the
+// entities hold one component set, for the cursors (Compactor::TakeOfSet), and the
 // classes of a block of pages, for the survey (compaction_survey.cc). Internal to
 // //iteration:entity_pages.
 //
@@ -21,7 +21,7 @@
 
 namespace strata::iteration_internal {
 
-// Slots per page (kEntityPageSize, which entity_pages_plan.cc checks it equals).
+// Slots per page (kEntityPageSize, which compactor_plan.cc checks it equals).
 inline constexpr uint32_t kPageSlots = 32;
 
 struct PageMatchRows {

@@ -1,6 +1,5 @@
-// EntityPages' compaction planners (see iteration/entity_pages.h and
-// entity_pages_compact.cc, which runs the passes). The design and the figures are in
-// docs/notes/iteration.md.
+// The Compactor's planners (see iteration/internal/compactor.h and compactor.cc, which
+// runs the passes). The design and the figures are in docs/notes/iteration.md.
 //
 // 1. Group every occupied slot by its component set (its "signature"), a page at a
 // time: the slots of a page with the same set are found with a few mask ANDs per set,
@@ -13,6 +12,8 @@
 // slots of their range (holes). Stores with more sets than the dense tables take plan
 // every move (PlanCompaction), after the trades. Steps 1 and 2, the survey, are in
 // iteration/internal/compaction_survey.h.
+#include "iteration/internal/compactor.h"
+
 #include <algorithm>
 #include <cassert>
 #include <vector>
@@ -23,27 +24,18 @@
 #include "iteration/internal/compaction_survey.h"
 #include "iteration/internal/page_slots.h"
 
-namespace strata {
+namespace strata::iteration_internal {
 
-using iteration_internal::AppendPageSlots;
-using iteration_internal::Away;
-using iteration_internal::ForEachRangePage;
-using iteration_internal::PageMatches;
-using iteration_internal::PageMatchRows;
-using iteration_internal::PairBuckets;
-using iteration_internal::PopCount;
-using iteration_internal::Survey;
-using iteration_internal::SurveyPages;
+static_assert(kPageSlots == kEntityPageSize);
 
-static_assert(iteration_internal::kPageSlots == kEntityPageSize);
-
-std::vector<const uint32_t*> EntityPages::TypeMasks() const {
-  std::vector<const uint32_t*> masks(types_.size());
-  for (size_t c = 0; c < types_.size(); ++c) masks[c] = types_[c].masks.data();
+std::vector<const uint32_t*> Compactor::TypeMasks() const {
+  const EntityPages& store = *store_;
+  std::vector<const uint32_t*> masks(store.types_.size());
+  for (size_t c = 0; c < store.types_.size(); ++c) masks[c] = store.types_[c].masks.data();
   return masks;
 }
 
-void EntityPages::ResetTrades() {
+void Compactor::ResetTrades() {
   trades_.clear();
   trade_cursor_ = 0;
   trade_sets_.clear();
@@ -51,18 +43,20 @@ void EntityPages::ResetTrades() {
   moves_pending_ = false;
 }
 
-bool EntityPages::ResetPlan() {
+bool Compactor::ResetPlan() {
+  EntityPages& store = *store_;
   plan_.clear();
   plan_cursor_ = 0;
-  layout_changed_ = false;
-  return num_entities_ != 0;
+  store.layout_changed_ = false;
+  return store.num_entities_ != 0;
 }
 
-bool EntityPages::PlanTrades() {
+bool Compactor::PlanTrades() {
+  const EntityPages& store = *store_;
   ResetTrades();
   if (!ResetPlan()) return false;
   Survey survey;
-  SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
+  SurveyPages(store.occupied_.data(), TypeMasks(), store.page_capacity_, survey);
   plan_end_ = survey.end;
   // Outsiders per (set, range they stand in), counted; only their numbers are kept:
   // the trades find the slots again from the masks as they go.
@@ -121,8 +115,8 @@ bool EntityPages::PlanTrades() {
     if (set_offset[s] == ~uint32_t{0}) {
       set_offset[s] = static_cast<uint32_t>(trade_sets_.size());
       const uint32_t slot = survey.first_slot[s];
-      for (size_t c = 0; c < types_.size(); ++c) {
-        const uint32_t mask = types_[c].masks[slot >> kEntityPageShift];
+      for (size_t c = 0; c < store.types_.size(); ++c) {
+        const uint32_t mask = store.types_[c].masks[slot >> kEntityPageShift];
         trade_sets_.push_back(((mask >> (slot & (kEntityPageSize - 1))) & 1u) - 1);
       }
     }
@@ -219,23 +213,24 @@ bool EntityPages::PlanTrades() {
     const size_t moves = std::min(outsiders[s].size(), holes[s].size());
     for (size_t k = 0; k < moves; ++k) {
       const uint32_t from = outsiders[s][k];
-      const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
+      const Entity e = store.entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
       plan_.push_back({e.index(), e.generation(), holes[s][k]});
     }
   }
   return true;
 }
 
-size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
-                              uint32_t* out, size_t max) {
-  const size_t num_types = types_.size();
+size_t Compactor::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
+                            uint32_t* out, size_t max) {
+  const EntityPages& store = *store_;
+  const size_t num_types = store.types_.size();
   const uint32_t* const flips = trade_sets_.data() + cursor.set;
   // Pages [.., end_page) hold the range's slots (the last one partly, maybe).
   const uint32_t last_page = cursor.end >> kEntityPageShift;
   const uint32_t end_bits = cursor.end & (kEntityPageSize - 1);
-  const uint32_t end_page =
-      static_cast<uint32_t>(std::min<size_t>(last_page + (end_bits != 0 ? 1 : 0), page_capacity_));
-  const PageMatchRows rows{.occupied = occupied_.data(),
+  const uint32_t end_page = static_cast<uint32_t>(
+      std::min<size_t>(last_page + (end_bits != 0 ? 1 : 0), store.page_capacity_));
+  const PageMatchRows rows{.occupied = store.occupied_.data(),
                            .masks = masks,
                            .flips = flips,
                            .num_types = num_types,
@@ -269,7 +264,7 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
     }
     // The pages that fit whole, in one dispatched call (a vector compress per 8 or 16
     // slots where the CPU has one), then the next page as above.
-    page = iteration_internal::TakeWholePages(rows, page + 1, end_page, out, n, max);
+    page = TakeWholePages(rows, page + 1, end_page, out, n, max);
     if (page >= end_page || n == max) {
       cursor.page = kNoSlot;
       cursor.bits = 0;
@@ -280,10 +275,11 @@ size_t EntityPages::TakeOfSet(TradeCursor& cursor, const uint32_t* const* masks,
   }
 }
 
-bool EntityPages::PlanCompaction() {
+bool Compactor::PlanCompaction() {
+  const EntityPages& store = *store_;
   if (!ResetPlan()) return false;
   Survey survey;
-  SurveyPages(occupied_.data(), TypeMasks(), page_capacity_, survey);
+  SurveyPages(store.occupied_.data(), TypeMasks(), store.page_capacity_, survey);
   plan_end_ = survey.end;
   const size_t num_signatures = survey.signatures.size();
   const std::vector<uint32_t>& order = survey.order;
@@ -293,7 +289,7 @@ bool EntityPages::PlanCompaction() {
   // slot order: first their numbers (popcounts over the groups), so that every
   // bucket is allocated once, then the slots.
   const uint32_t no_range = static_cast<uint32_t>(num_signatures);  // padding or past
-  auto for_each_page = [&](auto&& fn) { ForEachRangePage(survey, page_capacity_, fn); };
+  auto for_each_page = [&](auto&& fn) { ForEachRangePage(survey, store.page_capacity_, fn); };
   auto away = [&](const Survey::Group& g, uint32_t s_owner, uint32_t in_range) {
     return Away(survey, g, s_owner, in_range);
   };
@@ -354,7 +350,7 @@ bool EntityPages::PlanCompaction() {
   // s's range trade places (one swap places both). Then every other outsider of a set
   // goes to the next of its range's holes not taken by a swap, in slot order per
   // bucket (range by range, then the ones in no range).
-  const size_t scan_pages = std::max<size_t>(page_capacity_, survey.owner.size());
+  const size_t scan_pages = std::max<size_t>(store.page_capacity_, survey.owner.size());
   const size_t slot_words = (scan_pages * kEntityPageSize + 63) / 64;
   std::vector<uint64_t> planned(slot_words, 0);  // slots already a source or target
   auto mark = [&](uint32_t slot) { planned[slot >> 6] |= uint64_t{1} << (slot & 63); };
@@ -362,7 +358,7 @@ bool EntityPages::PlanCompaction() {
     return ((planned[slot >> 6] >> (slot & 63)) & 1u) != 0;
   };
   auto push = [&](uint32_t from, uint32_t to) {
-    const Entity e = entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
+    const Entity e = store.entity_at(from >> kEntityPageShift, from & (kEntityPageSize - 1));
     plan_.push_back({e.index(), e.generation(), to});
   };
   plan_.reserve(total);
@@ -400,4 +396,4 @@ bool EntityPages::PlanCompaction() {
   return !plan_.empty();
 }
 
-}  // namespace strata
+}  // namespace strata::iteration_internal

@@ -1,5 +1,5 @@
-// EntityPages::Compact: the moves of a compaction (see iteration/entity_pages.h; the
-// planners are in entity_pages_plan.cc). The design and the figures are in
+// Compactor::Compact: the moves of a compaction (see iteration/internal/compactor.h;
+// the planners are in compactor_plan.cc). The design and the figures are in
 // docs/notes/iteration.md.
 //
 // A pass runs its trades first: pairs of entities that swap places (an entity of set
@@ -7,20 +7,21 @@
 // the moves planned for the other outsiders: into a free hole, a move; into a hole
 // held by another entity, a swap. A trade's swaps run fused, one whole swap (records,
 // then every type its two entities have) after another, the lines of the swaps ahead
-// prefetched (SwapTradePairs, in entity_pages_trade.cc); the planned moves run in
+// prefetched (SwapTradePairs, in compactor_trade.cc); the planned moves run in
 // batches, the slot records of a batch first, then each component type's masks and
 // data (SwapComponentData).
+#include "iteration/internal/compactor.h"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "iteration/entity_pages.h"
 
-namespace strata {
+namespace strata::iteration_internal {
 namespace {
 // kAnySize: SwapColumn's size parameter for a size known only at run time.
 constexpr size_t kAnySize = ~size_t{0};
@@ -105,54 +106,60 @@ void SwapColumn(uint32_t* masks, std::byte** data, size_t runtime_size,
 
 }  // namespace
 
-void EntityPages::MoveRecords(uint32_t from, uint32_t to) {
+// The store's members below are reached through a local reference to it (the store
+// pointer loaded once per call): what `this` was when these were EntityPages' methods.
+
+void Compactor::MoveRecords(uint32_t from, uint32_t to) {
+  EntityPages& store = *store_;
   const uint32_t from_page = from >> kEntityPageShift;
   const uint32_t from_bit = from & (kEntityPageSize - 1);
   const uint32_t to_page = to >> kEntityPageShift;
   const uint32_t to_bit = to & (kEntityPageSize - 1);
-  EntityPage* dst = EnsureEntityPage(to_page);  // may grow the tables: first
-  EntityPage* src = entity_pages_[from_page];
+  EntityPage* dst = store.EnsureEntityPage(to_page);  // may grow the tables: first
+  EntityPage* src = store.entity_pages_[from_page];
   const uint64_t entity = src->entity[from_bit];
   dst->entity[to_bit] = entity;
   const uint32_t index = Entity::FromBits(entity).index();
-  count_[to] = count_[from];
-  count_[from] = 0;
-  occupied_[to_page] |= uint32_t{1} << to_bit;
-  occupied_[from_page] &= ~(uint32_t{1} << from_bit);
-  slot_of_[index] = to;
-  if (!dirty_[from_page]) MarkDirty(from_page);
-  PushFreeSlot(from);
+  store.count_[to] = store.count_[from];
+  store.count_[from] = 0;
+  store.occupied_[to_page] |= uint32_t{1} << to_bit;
+  store.occupied_[from_page] &= ~(uint32_t{1} << from_bit);
+  store.slot_of_[index] = to;
+  if (!store.dirty_[from_page]) store.MarkDirty(from_page);
+  store.PushFreeSlot(from);
 }
 
-void EntityPages::SwapRecords(uint32_t a, uint32_t b) {
+void Compactor::SwapRecords(uint32_t a, uint32_t b) {
+  EntityPages& store = *store_;
   const uint32_t a_page = a >> kEntityPageShift;
   const uint32_t a_bit = a & (kEntityPageSize - 1);
   const uint32_t b_page = b >> kEntityPageShift;
   const uint32_t b_bit = b & (kEntityPageSize - 1);
-  EntityPage* ea = entity_pages_[a_page];
-  EntityPage* eb = entity_pages_[b_page];
+  EntityPage* ea = store.entity_pages_[a_page];
+  EntityPage* eb = store.entity_pages_[b_page];
   const uint64_t entity_a = ea->entity[a_bit];
   const uint64_t entity_b = eb->entity[b_bit];
   ea->entity[a_bit] = entity_b;
   eb->entity[b_bit] = entity_a;
   const uint32_t index_a = Entity::FromBits(entity_a).index();
   const uint32_t index_b = Entity::FromBits(entity_b).index();
-  std::swap(count_[a], count_[b]);
-  slot_of_[index_b] = a;
-  slot_of_[index_a] = b;
+  std::swap(store.count_[a], store.count_[b]);
+  store.slot_of_[index_b] = a;
+  store.slot_of_[index_a] = b;
   // Either page may lose its last entity with some component.
-  if (!dirty_[a_page]) MarkDirty(a_page);
-  if (!dirty_[b_page]) MarkDirty(b_page);
+  if (!store.dirty_[a_page]) store.MarkDirty(a_page);
+  if (!store.dirty_[b_page]) store.MarkDirty(b_page);
 }
 
-void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n) {
-  ComponentType& type = types_[c];
+void Compactor::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t n) {
+  EntityPages& store = *store_;
+  ComponentType& type = store.types_[c];
   // Nothing to do for a type without data pages in this batch's pages: its masks
   // there are zero (a set bit implies a data page).
   if (type.first_page == type.end_page) return;
   uint32_t* const masks = type.masks.data();
   std::byte** const data = type.data.data();  // EnsureDataPage writes entries, never grows
-  auto ensure = [&](uint32_t page) { return EnsureDataPage(type, page); };
+  auto ensure = [&](uint32_t page) { return store.EnsureDataPage(type, page); };
   switch (type.size) {
     case 0: return SwapColumn<0>(masks, data, 0, pairs, n, ensure);
     case 4: return SwapColumn<4>(masks, data, 4, pairs, n, ensure);
@@ -163,35 +170,18 @@ void EntityPages::SwapComponentData(ComponentId c, const uint32_t* pairs, size_t
   }
 }
 
-absl::Status EntityPages::ReserveForCompaction(size_t entities) {
-  if (entities > Entity::kInvalidIndex) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ReserveForCompaction: ", entities,
-                     " entities is past the entity index range"));
-  }
-  reserve_slot_table_ = true;
-  // A compacted store already has its table (GrowSlotTable grows it, written).
-  if (indirect_) return absl::OkStatus();
-  const size_t size = std::max(entities, gen_of_.size());
-  if (slot_reserve_.size() < size) {
-    // Written, not only allocated: the kernel gives memory pages (and zeroes them) on
-    // the first write, which is the cost this moves out of Compact.
-    GrowIdentityTable(slot_reserve_, size);
-  }
-  return absl::OkStatus();
-}
-
-size_t EntityPages::Compact(size_t budget) {
+size_t Compactor::Compact(size_t budget) {
+  EntityPages& store = *store_;
   if (budget == 0) return 0;
-  if (compaction_in_progress() && !indirect_) {
+  if (in_progress() && !store.indirect_) {
     // The store emptied since the pass began (back to the identity): nothing of the
     // pass is left to do.
     ResetTrades();
   }
-  if (!compaction_in_progress()) {
-    if (!layout_changed_) return 0;  // compact since the last pass: nothing to plan
+  if (!in_progress()) {
+    if (!store.layout_changed_) return 0;  // compact since the last pass: nothing to plan
     if (!PlanTrades()) return 0;
-    MakeIndirect();  // the moves need the slot table from here on
+    store.MakeIndirect();  // the moves need the slot table from here on
   }
   // The moves run in batches of kBatch slot pairs. A trade's batch (the pairs its
   // cursors find) runs fused, each swap whole before the next (SwapTradePairs); the
@@ -209,17 +199,17 @@ size_t EntityPages::Compact(size_t budget) {
   constexpr size_t kAhead = 16;
   auto prefetch_records = [&](uint32_t slot) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     const uint32_t page = slot >> kEntityPageShift;
-    if (page >= page_capacity_) return;
+    if (page >= store.page_capacity_) return;
     const uint32_t bit = slot & (kEntityPageSize - 1);
-    if (const EntityPage* entity_page = entity_pages_[page]) {
+    if (const EntityPage* entity_page = store.entity_pages_[page]) {
       __builtin_prefetch(&entity_page->entity[bit], 1);
     }
-    __builtin_prefetch(&count_[slot], 1);
+    __builtin_prefetch(&store.count_[slot], 1);
   };
   uint32_t pairs[2 * kBatch];
   size_t num_pairs = 0;
   auto flush = [&] {
-    for (ComponentId c = 0; c < num_types_; ++c) SwapComponentData(c, pairs, num_pairs);
+    for (ComponentId c = 0; c < store.num_types_; ++c) SwapComponentData(c, pairs, num_pairs);
     num_pairs = 0;
   };
   auto add_pair = [&](uint32_t a, uint32_t b) {
@@ -229,8 +219,8 @@ size_t EntityPages::Compact(size_t budget) {
   };
   auto occupied = [&](uint32_t slot) {
     const uint32_t page = slot >> kEntityPageShift;
-    return page < page_capacity_ &&
-           ((occupied_[page] >> (slot & (kEntityPageSize - 1))) & 1u) != 0;
+    return page < store.page_capacity_ &&
+           ((store.occupied_[page] >> (slot & (kEntityPageSize - 1))) & 1u) != 0;
   };
   size_t moves = 0;
 
@@ -279,7 +269,7 @@ size_t EntityPages::Compact(size_t budget) {
       // slot and the parked one the first's on the next call.
       const uint32_t x = xs[0];
       const uint32_t y = ys[0];
-      const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
+      const uint32_t free_slot = store.FindFreeSlotFrom(plan_end_);
       MoveRecords(y, free_slot);
       pairs[0] = y;
       pairs[1] = free_slot;
@@ -312,19 +302,19 @@ size_t EntityPages::Compact(size_t budget) {
                          trade_cursor_ >= trades_.size() && parked_stage_ == 0;
   while (plan_runs && plan_cursor_ < plan_.size() && moves < budget) {
     if (plan_cursor_ + 2 * kAhead < plan_.size()) {
-      __builtin_prefetch(&slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
+      __builtin_prefetch(&store.slot_of_[plan_[plan_cursor_ + 2 * kAhead].index]);
     }
     if (plan_cursor_ + kAhead < plan_.size()) {
       const PlannedMove& ahead = plan_[plan_cursor_ + kAhead];
       // An entity no longer in the store has a stale entry: prefetched for nothing.
-      const uint32_t from = slot_of_[ahead.index];
-      if (from < page_capacity_ * kEntityPageSize) prefetch_records(from);
+      const uint32_t from = store.slot_of_[ahead.index];
+      if (from < store.page_capacity_ * kEntityPageSize) prefetch_records(from);
       prefetch_records(ahead.target);
     }
     const PlannedMove& move = plan_[plan_cursor_];
-    const uint32_t slot = slot_of_[move.index];
+    const uint32_t slot = store.slot_of_[move.index];
     // Deleted or reissued since the plan, or already placed by an earlier swap.
-    if (gen_of_[move.index] != move.generation || slot == move.target) {
+    if (store.gen_of_[move.index] != move.generation || slot == move.target) {
       ++plan_cursor_;
       continue;
     }
@@ -341,7 +331,7 @@ size_t EntityPages::Compact(size_t budget) {
     } else {
       // One move left: move the target's occupant out of the way, past the target
       // ranges; this entity takes its target on the next call.
-      const uint32_t free_slot = FindFreeSlotFrom(plan_end_);
+      const uint32_t free_slot = store.FindFreeSlotFrom(plan_end_);
       MoveRecords(move.target, free_slot);
       add_pair(move.target, free_slot);
       ++moves;
@@ -353,15 +343,16 @@ size_t EntityPages::Compact(size_t budget) {
     plan_cursor_ = 0;
   }
   if (moves != 0) {
-    ++epoch_;
-    ReleaseEmptyPages();
-  } else if (!compaction_in_progress() && layout_changed_) {
+    ++store.epoch_;
+    store.ReleaseEmptyPages();
+  } else if (!in_progress() && store.layout_changed_) {
     // The pass ended with nothing left to move (what was left had been destroyed or
     // placed), but the store changed during it: plan the next one now, so that 0
-    // still means compact. The new pass clears layout_changed_, so this recurses once.
+    // still means compact. The new pass clears the store's layout_changed_, so this
+    // recurses once.
     return Compact(budget);
   }
   return moves;
 }
 
-}  // namespace strata
+}  // namespace strata::iteration_internal

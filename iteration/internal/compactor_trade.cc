@@ -1,6 +1,5 @@
-// EntityPages::SwapTradePairs: a compaction's trades, executed (see
-// entity_pages_compact.cc for the pass, docs/notes/iteration.md, "Compaction", for
-// the design and the figures).
+// Compactor::SwapTradePairs: a compaction's trades, executed (see compactor.cc for the
+// pass, docs/notes/iteration.md, "Compaction", for the design and the figures).
 //
 // A trade's batch of swaps runs fused: each swap whole (records, counts, slot table,
 // then every type either entity has) before the next, with every line of the swap
@@ -11,10 +10,12 @@
 // a pair is a function compiled for its kind (swap or copy, which way), element size
 // and addressing, chosen once per batch.
 //
-// NOTE: as in entity_pages_compact.cc, every helper or lambda that only prefetches is
+// NOTE: as in compactor.cc, every helper or lambda that only prefetches is
 // ABSL_ATTRIBUTE_ALWAYS_INLINE: GCC 12 deletes calls to a function it finds pure, and
 // a prefetch-only function is. Check with `objdump -d` that the prefetcht
 // instructions are there after changing one.
+#include "iteration/internal/compactor.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +26,7 @@
 #include "absl/base/optimization.h"
 #include "iteration/entity_pages.h"
 
-namespace strata {
+namespace strata::iteration_internal {
 namespace {
 
 // What a trade does to one type in each of its pairs (x, y): x holds the trade's first
@@ -133,19 +134,20 @@ bool (*ExchangeFor(const TradeColumn& column))(const TradeColumn&, uint32_t, uin
 
 }  // namespace
 
-void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const uint32_t* ys,
-                                 size_t n) {
+void Compactor::SwapTradePairs(const Trade& trade, const uint32_t* xs, const uint32_t* ys,
+                               size_t n) {
   if (n == 0) return;
+  EntityPages& store = *store_;
   // The types either side has, those with data first (tags only flip mask bits), and
   // each side's component count (its set's size: the counts are written, not read).
   std::vector<TradeColumn> column_list;
   uint16_t count_x = 0;
   uint16_t count_y = 0;
   for (int with_data = 1; with_data >= 0; --with_data) {
-    for (ComponentId c = 0; c < num_types_; ++c) {
+    for (ComponentId c = 0; c < store.num_types_; ++c) {
       const bool has_x = trade_sets_[trade.a.set + c] == 0;
       const bool has_y = trade_sets_[trade.b.set + c] == 0;
-      ComponentType& type = types_[c];
+      ComponentType& type = store.types_[c];
       if ((!has_x && !has_y) || (type.size != 0) != (with_data != 0)) continue;
       count_x += has_x;
       count_y += has_y;
@@ -168,11 +170,11 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
         if ((to[k] >> kEntityPageShift) == page) continue;
         page = to[k] >> kEntityPageShift;
         if (ABSL_PREDICT_FALSE(column.data[page] == nullptr)) {
-          EnsureDataPage(types_[column.id], page);
+          store.EnsureDataPage(store.types_[column.id], page);
         }
       }
     }
-    const HotType& hot = hot_[column.id];
+    const HotType& hot = store.hot_[column.id];
     if (last_page < hot.direct_pages) column.base = hot.base;
   }
   for (TradeColumn& column : column_list) column.exchange = ExchangeFor(column);
@@ -185,9 +187,9 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
   while (num_data_columns < num_columns && columns[num_data_columns].size != 0) {
     ++num_data_columns;
   }
-  EntityPage* const* const entity_pages = entity_pages_.data();
-  uint16_t* const counts = count_.data();
-  uint32_t* const slot_of = slot_of_.data();
+  EntityPage* const* const entity_pages = store.entity_pages_.data();
+  uint16_t* const counts = store.count_.data();
+  uint32_t* const slot_of = store.slot_of_.data();
   // Prefetching a pair's lines costs about as many instructions as swapping them, so a
   // side whose slots are dense (consecutive pairs share lines, an ascending stream the
   // hardware prefetcher follows) is left to the hardware.
@@ -252,10 +254,10 @@ void EntityPages::SwapTradePairs(const Trade& trade, const uint32_t* xs, const u
     for (size_t i = 0; i < num_columns; ++i) {
       const TradeColumn& column = columns[i];
       if (ABSL_PREDICT_FALSE(column.exchange(column, x, y))) {
-        FreeDataPage(types_[column.id], column.y_to_x ? y_page : x_page);
+        store.FreeDataPage(store.types_[column.id], column.y_to_x ? y_page : x_page);
       }
     }
   }
 }
 
-}  // namespace strata
+}  // namespace strata::iteration_internal
