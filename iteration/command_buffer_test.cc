@@ -336,7 +336,9 @@ TEST_F(Commands, RandomCommandsMatchTheSingleCallReferenceAfterEveryStep) {
         ASSERT_EQ(p->x, model.pos[e].x);
         ASSERT_EQ(p->y, model.pos[e].y);
       }
-      if (h != nullptr) ASSERT_EQ(h->hp, model.health[e].hp);
+      if (h != nullptr) {
+        ASSERT_EQ(h->hp, model.health[e].hp);
+      }
     }
   }
 }
