@@ -120,7 +120,11 @@ class PageStore final : public ComponentStore {
     std::vector<PropertyDescriptor> descriptors;
     for (const FieldInfo& field : type_->fields()) {
       descriptors.push_back(FieldProperty(
-          field, [m](Instance i) { return reinterpret_cast<std::byte*>(&m->Get(i)); }));
+          field, [m](Instance i) { return reinterpret_cast<std::byte*>(&m->Get(i)); },
+          [m](Instance i) {
+            const Entity e(i.index, i.generation);
+            m->pages().NotifySet(m->component().id, absl::MakeConstSpan(&e, 1));
+          }));
     }
     return properties.Describe(m, std::move(descriptors));
   }

@@ -307,7 +307,8 @@ void EncodeField(const FieldInfo& field, const std::byte* object,
 namespace {
 
 template <typename T>
-PropertyDescriptor TypedProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of) {
+PropertyDescriptor TypedProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
+                                 std::function<void(Instance)> after_set) {
   const uint32_t offset = field.offset;
   auto get = [object_of, offset](Instance i) {
     T v{};
@@ -317,7 +318,7 @@ PropertyDescriptor TypedProperty(const FieldInfo& field, std::function<std::byte
   if (field.read_only) return PropertyDescriptor::Make<T>(field.name, get);
   FieldInfo checked = field;
   return PropertyDescriptor::Make<T>(
-      field.name, get, [object_of, checked](Instance i, const T& v) -> absl::Status {
+      field.name, get, [object_of, checked, after_set](Instance i, const T& v) -> absl::Status {
         std::byte* object = object_of(i);
         if (object == nullptr) return absl::NotFoundError(absl::StrCat("\"", checked.name, "\": instance is gone"));
         if constexpr (std::is_same_v<T, float>) {
@@ -337,35 +338,37 @@ PropertyDescriptor TypedProperty(const FieldInfo& field, std::function<std::byte
           }
         }
         std::memcpy(object + checked.offset, &v, sizeof(T));
+        if (after_set) after_set(i);
         return absl::OkStatus();
       });
 }
 
 }  // namespace
 
-PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of) {
+PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
+                                 std::function<void(Instance)> after_set) {
   switch (field.type) {
     case FieldType::kF32:
-      return TypedProperty<float>(field, std::move(object_of));
+      return TypedProperty<float>(field, std::move(object_of), std::move(after_set));
     case FieldType::kI32:
-      return TypedProperty<int32_t>(field, std::move(object_of));
+      return TypedProperty<int32_t>(field, std::move(object_of), std::move(after_set));
     case FieldType::kU32:
-      return TypedProperty<uint32_t>(field, std::move(object_of));
+      return TypedProperty<uint32_t>(field, std::move(object_of), std::move(after_set));
     case FieldType::kBool:
-      return TypedProperty<bool>(field, std::move(object_of));
+      return TypedProperty<bool>(field, std::move(object_of), std::move(after_set));
     case FieldType::kVec3:
-      return TypedProperty<Vector3>(field, std::move(object_of));
+      return TypedProperty<Vector3>(field, std::move(object_of), std::move(after_set));
     case FieldType::kVec4:
     case FieldType::kColor:
-      return TypedProperty<Vector4>(field, std::move(object_of));
+      return TypedProperty<Vector4>(field, std::move(object_of), std::move(after_set));
     case FieldType::kQuat:
-      return TypedProperty<Quaternion>(field, std::move(object_of));
+      return TypedProperty<Quaternion>(field, std::move(object_of), std::move(after_set));
     case FieldType::kName:
-      return TypedProperty<IdString32>(field, std::move(object_of));
+      return TypedProperty<IdString32>(field, std::move(object_of), std::move(after_set));
     case FieldType::kEntity:
-      return TypedProperty<Entity>(field, std::move(object_of));
+      return TypedProperty<Entity>(field, std::move(object_of), std::move(after_set));
   }
-  return TypedProperty<float>(field, std::move(object_of));
+  return TypedProperty<float>(field, std::move(object_of), std::move(after_set));
 }
 
 }  // namespace strata

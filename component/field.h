@@ -115,9 +115,11 @@ void EncodeField(const FieldInfo& field, const std::byte* object,
 
 // FieldProperty: the property descriptor of `field`, reading and writing the member
 // through `object_of(instance)` (nullptr: the instance is gone). The setter checks
-// min/max and finiteness.
+// min/max and finiteness, and calls `after_set` (if any) after a write: a page store
+// reports it as a set (EntityPages::NotifySet), which observers see.
 PropertyDescriptor FieldProperty(const FieldInfo& field,
-                                 std::function<std::byte*(Instance)> object_of);
+                                 std::function<std::byte*(Instance)> object_of,
+                                 std::function<void(Instance)> after_set = nullptr);
 
 }  // namespace strata
 

@@ -66,6 +66,7 @@ World::World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> o
   });
   pages_ = std::make_unique<EntityPages>(*entities_);
   indexer_ = std::make_unique<InstanceIndexer>(*pages_, *index_);
+  events_ = std::make_unique<ComponentEvents>(*entities_, *pages_);
   properties_ = std::make_unique<PropertySystem>(index_.get());
   spawner_ = std::make_unique<EntitySpawner>();
 }
@@ -133,6 +134,18 @@ void World::TypedAccessFailed(const void* cpp, const char* what) const {
   std::abort();  // not reached: STRATA_CHECK(false) aborts
 }
 
+absl::StatusOr<CommandBuffer::Result> World::Playback(CommandBuffer& commands) {
+  const CommandBuffer::Result result = commands.Playback(*entities_, *pages_);
+  STRATA_RETURN_IF_ERROR(events_->Flush());
+  return result;
+}
+
+absl::StatusOr<CommandBuffer::Result> World::Playback(ParallelCommands& commands) {
+  const CommandBuffer::Result result = commands.Playback(*entities_, *pages_);
+  STRATA_RETURN_IF_ERROR(events_->Flush());
+  return result;
+}
+
 absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view, SpawnStats* stats) {
   // Names first: a malformed names section fails the spawn before anything exists.
   ComponentTypeView entity_names;
@@ -163,6 +176,8 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
       slot.name.assign(names[i].data(), names[i].size());
     }
   }
+  // The spawn's adds reach the observers now.
+  STRATA_RETURN_IF_ERROR(events_->Flush());
   return spawned;
 }
 

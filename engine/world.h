@@ -62,8 +62,11 @@
 #include "entity/entity_manager.h"
 #include "index/entity_index.h"
 #include "index/property_system.h"
+#include "iteration/command_buffer.h"
+#include "iteration/component_events.h"
 #include "iteration/entity_pages.h"
 #include "iteration/filter.h"
+#include "iteration/parallel_query.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
 #include "transform/transform_component.h"
@@ -259,6 +262,36 @@ class World {
     EachWith(filter, fn, static_cast<typename world_internal::CallbackArgs<Fn>::type*>(nullptr));
   }
 
+  // OnAdd / OnRemove / OnSet: observers of a page-stored type T, told in batches at
+  // the next flush point (Flush, Playback, the end of Spawn). See
+  // iteration/component_events.h for which writes are events:
+  //   auto sub = world.OnRemove<Spark>([&](absl::Span<const Entity> dead,
+  //                                        absl::Span<const Spark> last, CommandBuffer&) {
+  //     for (const Spark& s : last) lifetime_total += s.max_lifetime;
+  //   });
+  // OnAdd's callback takes (entities, commands); OnRemove's and OnSet's (entities,
+  // values, commands). An observer changes structure only through `commands`. The
+  // subscription unsubscribes when destroyed; it must not outlive the World.
+  template <typename T, typename Fn>
+  [[nodiscard]] ComponentEvents::Subscription OnAdd(Fn fn) const {
+    return events_->OnAdd(Pages<T>().component(), std::move(fn));
+  }
+  template <typename T, typename Fn>
+  [[nodiscard]] ComponentEvents::Subscription OnRemove(Fn fn) const {
+    return events_->OnRemove(Pages<T>().component(), std::move(fn));
+  }
+  template <typename T, typename Fn>
+  [[nodiscard]] ComponentEvents::Subscription OnSet(Fn fn) const {
+    return events_->OnSet(Pages<T>().component(), std::move(fn));
+  }
+  // Flush: delivers pending events to the observers (ComponentEvents::Flush's errors).
+  absl::Status Flush() { return events_->Flush(); }
+  // Playback: plays `commands` (made for pages()) back, then flushes. The playback's
+  // result; the flush's error.
+  absl::StatusOr<CommandBuffer::Result> Playback(CommandBuffer& commands);
+  absl::StatusOr<CommandBuffer::Result> Playback(ParallelCommands& commands);
+  ComponentEvents& events() const { return *events_; }
+
   const ComponentRegistry& registry() const { return *registry_; }
   EntityManager& entities() const { return *entities_; }
   TransformComponent& transforms() const { return *transforms_; }
@@ -354,6 +387,8 @@ class World {
   std::unique_ptr<EntityPages> pages_;
   // Keeps index_ in step with pages_ (every page component added or removed).
   std::unique_ptr<InstanceIndexer> indexer_;
+  // In front of indexer_ on pages_ (destroyed first, which puts the indexer back).
+  std::unique_ptr<ComponentEvents> events_;
   std::unique_ptr<PropertySystem> properties_;
   // stores_[s]: the store of types_[s], the registry's types in its order at Create
   // (a type added to the registry later has no store in this world).

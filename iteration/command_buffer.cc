@@ -188,6 +188,7 @@ void CommandBuffer::PlaySet(const Run& run, EntityManager& entities, EntityPages
                             Result& result) {
   const size_t size = pages.component_size(run.component);
   const std::byte* value = values_.data() + run.value_offset;
+  scratch_.clear();
   for (size_t k = run.first; k < run.first + run.count; ++k, value += size) {
     const Entity e = Resolved(targets_[k]);
     void* data = pages.TryGet(e, run.component);
@@ -196,8 +197,11 @@ void CommandBuffer::PlaySet(const Run& run, EntityManager& entities, EntityPages
       continue;
     }
     if (size != 0) std::memcpy(data, value, size);
-    ++result.applied;
+    scratch_.push_back(e);
   }
+  result.applied += scratch_.size();
+  // Observers hear of the run's sets in one batch (an entity set twice, twice).
+  pages.NotifySet(run.component, scratch_);
 }
 
 }  // namespace strata

@@ -401,6 +401,7 @@ absl::Status EntityPages::RemoveSlow(uint32_t index, uint32_t generation,
   const uint32_t flag = uint32_t{1} << (slot & (kEntityPageSize - 1));
   uint32_t& mask = types_[c].masks[page];
   if ((mask & flag) == 0) return NotFoundError(e, c);
+  if (WantsRemoving()) NotifyRemoving(c, e);
   mask &= ~flag;
   layout_changed_ = true;
   if (--count_[slot] == 0 || mask == 0) RemoveEmptied(index, slot);
@@ -445,12 +446,14 @@ absl::Status EntityPages::Delete(Entity e) {
     return absl::NotFoundError(
         absl::StrCat(e.DebugString(), " is stale or has no components"));
   }
+  if (WantsRemoving()) NotifyRemovingEntities(absl::MakeConstSpan(&e, 1));
   DeleteSlot(slot);
   return absl::OkStatus();
 }
 
 size_t EntityPages::DeleteEntities(absl::Span<const Entity> entities) {
   CheckNotWalking("DeleteEntities (a destroy)");
+  if (WantsRemoving()) NotifyRemovingEntities(entities);
   size_t deleted = 0;
   for (Entity e : entities) {
     const uint32_t slot = SlotOf(e);

@@ -102,13 +102,31 @@ namespace strata {
 // component of a CreateFromBundle. Not told of Delete / DeleteEntities (an entity
 // leaving the store whole: its destruction is the entity manager's event) nor of
 // Compact (no entity's set changes). The entity index of a World hears of page
-// components through this (component/page_component.h). A listener may read the store
-// but must not change it.
+// components through this (component/instance_indexer.h). A listener may read the
+// store but must not change it.
+//
+// Two more calls, for observers (iteration/component_events.h):
+// - OnRemoving: before entities lose `c`, while TryGet still reads their values, for
+//   every path that removes: Remove (single and span: the entities that will lose it),
+//   Delete, and DeleteEntities (a destroy; one call per component type of the batch).
+//   Made only while wants_removing() is true, so a listener with no use for the values
+//   costs the store nothing.
+// - OnSet: after a set path wrote the values of `entities`' `c` (EntityPages::NotifySet:
+//   a command buffer's Set, a property set); in-place writes are not reported.
 class StructureListener {
  public:
   virtual ~StructureListener() = default;
   virtual void OnAdded(ComponentId c, absl::Span<const Entity> entities) = 0;
   virtual void OnRemoved(ComponentId c, absl::Span<const Entity> entities) = 0;
+  virtual void OnRemoving(ComponentId, absl::Span<const Entity>) {}
+  virtual void OnSet(ComponentId, absl::Span<const Entity>) {}
+  bool wants_removing() const { return wants_removing_; }
+
+ protected:
+  void set_wants_removing(bool wants) { wants_removing_ = wants; }
+
+ private:
+  bool wants_removing_ = false;
 };
 
 class EntityPages {
@@ -237,6 +255,11 @@ class EntityPages {
   // must outlive the store or be unset first.
   void set_structure_listener(StructureListener* listener) { listener_ = listener; }
   StructureListener* structure_listener() const { return listener_; }
+  // NotifySet: tells the listener that a set path wrote `entities`' `c` values (see
+  // StructureListener::OnSet). No-op without a listener.
+  void NotifySet(ComponentId c, absl::Span<const Entity> entities) {
+    if (listener_ != nullptr && !entities.empty()) listener_->OnSet(c, entities);
+  }
 
   // WalkScope: marks a walk of the store (ForEachMatch and its forms open one; a job
   // system that walks pages by itself opens its own) for as long as it lives. While any
@@ -460,6 +483,14 @@ class EntityPages {
   // `e` in registers.
   ABSL_ATTRIBUTE_NOINLINE void NotifyAdded(ComponentId c, Entity e);
   ABSL_ATTRIBUTE_NOINLINE void NotifyRemoved(ComponentId c, Entity e);
+  // NotifyRemoving: OnRemoving for one entity, when the listener wants it.
+  ABSL_ATTRIBUTE_NOINLINE void NotifyRemoving(ComponentId c, Entity e);
+  bool WantsRemoving() const { return listener_ != nullptr && listener_->wants_removing(); }
+  // RemovingPrefix: the entities, from the first, that a span Remove will remove (each
+  // has `c`, none listed twice); NotifyRemovingEntities: OnRemoving for every
+  // component type `entities` (a destroy batch) have, one call per type.
+  size_t RemovingPrefix(absl::Span<const Entity> entities, ComponentId c) const;
+  void NotifyRemovingEntities(absl::Span<const Entity> entities);
   // CheckNotWalking: aborts, naming `what`, while a WalkScope is open (one relaxed load
   // and a predicted branch on the hot paths).
   ABSL_ATTRIBUTE_ALWAYS_INLINE void CheckNotWalking(const char* what) const {

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
@@ -65,6 +67,31 @@ void EntityPages::NotifyAdded(ComponentId c, Entity e) {
   listener_->OnAdded(c, absl::MakeConstSpan(&e, 1));
 }
 
+void EntityPages::NotifyRemoving(ComponentId c, Entity e) {
+  listener_->OnRemoving(c, absl::MakeConstSpan(&e, 1));
+}
+
+size_t EntityPages::RemovingPrefix(absl::Span<const Entity> entities, ComponentId c) const {
+  // The batch Remove stops at the first entity without `c`; an entity listed twice
+  // has lost it by its second turn.
+  absl::flat_hash_set<Entity> seen;
+  for (size_t i = 0; i < entities.size(); ++i) {
+    if (!Has(entities[i], c) || (entities.size() > 1 && !seen.insert(entities[i]).second)) return i;
+  }
+  return entities.size();
+}
+
+void EntityPages::NotifyRemovingEntities(absl::Span<const Entity> entities) {
+  std::vector<Entity> group;
+  for (ComponentId c = 0; c < types_.size(); ++c) {
+    group.clear();
+    for (Entity e : entities) {
+      if (Has(e, c)) group.push_back(e);
+    }
+    if (!group.empty()) listener_->OnRemoving(c, group);
+  }
+}
+
 void EntityPages::NotifyRemoved(ComponentId c, Entity e) {
   listener_->OnRemoved(c, absl::MakeConstSpan(&e, 1));
 }
@@ -72,6 +99,10 @@ void EntityPages::NotifyRemoved(ComponentId c, Entity e) {
 absl::Status EntityPages::Remove(absl::Span<const Entity> entities, ComponentId c,
                                  size_t* done) {
   CheckNotWalking("Remove");
+  if (WantsRemoving()) {
+    const size_t removing = RemovingPrefix(entities, c);
+    if (removing > 0) listener_->OnRemoving(c, entities.first(removing));
+  }
   size_t removed = 0;
   const absl::Status status = RemoveBatch(entities, c, &removed);
   if (done != nullptr) *done = removed;

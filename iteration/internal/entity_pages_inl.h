@@ -40,6 +40,9 @@ inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
       uint32_t& mask = masks[page];
       const uint32_t old_mask = mask;
       if (ABSL_PREDICT_TRUE((old_mask & flag) != 0)) {
+        if (ABSL_PREDICT_FALSE(listener_ != nullptr) && listener_->wants_removing()) {
+          NotifyRemoving(c, e);
+        }
         const uint32_t new_mask = old_mask & ~flag;
         mask = new_mask;
         layout_changed_ = true;
