@@ -7,7 +7,11 @@
 // command) to a plain std::vector, reserved, as the buffer's arrays are after a frame.
 // BM_Commands/Playback/N: playing those N Adds back, against BM_Floor/SpanAdd/N: the
 // span-form Add of the same entities and values (EntityPages::AddEach). Both then
-// remove the component again, untimed. Counter bytes_per_command: the buffer's bytes
+// remove the component again, untimed.
+// BM_Commands/PlaybackObserved/N: the same playback with an OnAdd observer
+// (ComponentEvents) that sums the added entities' indices, and the flush that runs
+// it; against Playback plus BM_Floor/ObserverWork/N (the observer's own work on a
+// span of N entities). Counter bytes_per_command: the buffer's bytes
 // (targets, values and run records) divided by the commands, computed from its sizes.
 #include <cstddef>
 #include <cstring>
@@ -18,6 +22,7 @@
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "iteration/command_buffer.h"
+#include "iteration/component_events.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -105,6 +110,44 @@ void BM_CommandsPlayback(benchmark::State& state) {
       static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+void BM_CommandsPlaybackObserved(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  Setup s(n);
+  ComponentEvents events(s.manager, s.pages);
+  uint64_t sum = 0;
+  ComponentEvents::Subscription observer =
+      events.OnAdd(s.vel, [&sum](absl::Span<const Entity> added, CommandBuffer&) {
+        for (Entity e : added) sum += e.index();
+      });
+  CommandBuffer commands(s.pages);
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (size_t i = 0; i < n; ++i) commands.Add(s.entities[i], s.vel, s.values[i]);
+    state.ResumeTiming();
+    const CommandBuffer::Result result = commands.Playback(s.manager, s.pages);
+    if (!events.Flush().ok()) std::abort();
+    state.PauseTiming();
+    if (result.applied != n) std::abort();
+    if (!s.pages.Remove(absl::MakeConstSpan(s.entities), s.vel.id).ok()) std::abort();
+    state.ResumeTiming();
+  }
+  benchmark::DoNotOptimize(sum);
+  state.counters["ns_per_command"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_FloorObserverWork(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  Setup s(n);
+  uint64_t sum = 0;
+  for (auto _ : state) {
+    for (Entity e : s.entities) sum += e.index();
+    benchmark::DoNotOptimize(sum);
+  }
+  state.counters["ns_per_command"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void BM_FloorSpanAdd(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   Setup s(n);
@@ -123,6 +166,8 @@ void BM_FloorSpanAdd(benchmark::State& state) {
 BENCHMARK(BM_CommandsRecord)->Name("BM_Commands/Record")->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FloorRecordVector)->Name("BM_Floor/RecordVector")->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CommandsPlayback)->Name("BM_Commands/Playback")->Arg(1 << 20)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CommandsPlaybackObserved)->Name("BM_Commands/PlaybackObserved")->Arg(1 << 20)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FloorObserverWork)->Name("BM_Floor/ObserverWork")->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FloorSpanAdd)->Name("BM_Floor/SpanAdd")->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
 }  // namespace
