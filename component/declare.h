@@ -89,7 +89,7 @@ class PageStore final : public ComponentStore {
 
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
     for (uint32_t k = 0; k < context.entities.size(); ++k) {
-      const T* object = services_.pages->TryGet(context.entities[k], manager_->component());
+      const T* object = Pages().TryGet(context.entities[k], manager_->component());
       if (object == nullptr) continue;
       EncodeInstance(*type_, reinterpret_cast<const std::byte*>(object), context.number_of, &out->data);
       out->entity_index.push_back(k);
@@ -105,7 +105,7 @@ class PageStore final : public ComponentStore {
                  manager_->component());
   }
   size_t CountOf(Entity entity) const override {
-    return services_.pages->TryGet(entity, manager_->component()) != nullptr ? 1 : 0;
+    return Pages().TryGet(entity, manager_->component()) != nullptr ? 1 : 0;
   }
   size_t size() const override {
     std::vector<Entity> all;
@@ -119,15 +119,26 @@ class PageStore final : public ComponentStore {
     PageComponentManager<T>* m = manager_.get();
     std::vector<PropertyDescriptor> descriptors;
     for (const FieldInfo& field : type_->fields()) {
+      // Reads through the const path (a property read is no write); a set counts as a
+      // write for change detection and is an OnSet event.
       descriptors.push_back(FieldProperty(
-          field, [m](Instance i) { return reinterpret_cast<std::byte*>(&m->Get(i)); },
+          field,
+          [m](Instance i) {
+            const EntityPages& pages = m->pages();
+            return const_cast<std::byte*>(static_cast<const std::byte*>(
+                pages.TryGet(Entity(i.index, i.generation), m->component().id)));
+          },
           [m](Instance i) {
             const Entity e(i.index, i.generation);
+            m->pages().MarkChanged(e, m->component().id);
             m->pages().NotifySet(m->component().id, absl::MakeConstSpan(&e, 1));
           }));
     }
     return properties.Describe(m, std::move(descriptors));
   }
+
+  // Pages: the store, read-only (reads are no writes for change detection).
+  const EntityPages& Pages() const { return *services_.pages; }
 
  private:
   const ComponentType* type_;

@@ -89,7 +89,9 @@ class PageComponentManager final : public ComponentManager {
 
   // Lookup: O(1); invalid if `entity` is stale, lacks T, or `id` is not instance_id().
   Instance Lookup(Entity entity, InstanceId id) const override {
-    if (id != id_ || pages_->TryGet(entity, component_) == nullptr) return Instance{};
+    if (id != id_ || static_cast<const EntityPages*>(pages_)->TryGet(entity, component_) == nullptr) {
+      return Instance{};
+    }
     return Instance{entity.index(), entity.generation()};
   }
 

@@ -42,12 +42,13 @@ std::vector<EmitterPlace> FindEmitters(DemoWorld& world) {
   const TransformComponent& transforms = world.transforms();
   ForEachMatch(
       world.pages(), filter,
-      [&](Entity e, SparkEmitter& emitter) {
+      [&](Entity e, const SparkEmitter& emitter) {
         Vector3 position;
         const TransformHandle t = transforms.Lookup(e);
         if (t.is_valid()) {
           position = transforms.World(t).translation();
-        } else if (const Sprite* s = world.pages().TryGet(e, world.sprites().component())) {
+        } else if (const Sprite* s =
+                       std::as_const(world.pages()).TryGet(e, world.sprites().component())) {
           position = s->position;
         }
         places.push_back(EmitterPlace{e.index(), position, emitter});

@@ -80,7 +80,7 @@ void ComponentEvents::Record(Event event, ComponentId c, absl::Span<const Entity
   size_t at = values_.size();
   values_.resize(at + entities.size() * size);
   for (Entity e : entities) {
-    const void* value = pages_->TryGet(e, c);
+    const void* value = static_cast<const EntityPages*>(pages_)->TryGet(e, c);
     // Present by the store's contract (OnRemoving: before the removal; OnSet: just
     // written); zeros rather than a crash if a caller's NotifySet named one without.
     if (value != nullptr) {

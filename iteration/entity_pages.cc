@@ -117,6 +117,7 @@ void EntityPages::GrowTo(size_t page) {
     types_[c].masks.resize(capacity, 0);
     types_[c].data.resize(capacity, nullptr);
     hot_[c].masks = types_[c].masks.data();
+    if (types_[c].ticks != nullptr) types_[c].ticks->Grow(capacity);
   }
   occupied_.resize(capacity, 0);
   entity_pages_.resize(capacity, nullptr);

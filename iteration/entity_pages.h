@@ -285,6 +285,54 @@ class EntityPages {
   // walking: true while a WalkScope is open.
   bool walking() const { return walks_.load(std::memory_order_relaxed) != 0; }
 
+  // Change detection (opt-in per type). TrackChanges(c) starts keeping, for every slot
+  // of `c`, the store tick of its last write and of its add (every entity that has `c`
+  // then counts as added and written now). Writes that count: every add (Add, the span
+  // forms, AddEach, CreateFromBundle, so a spawn and a command buffer's playback), a
+  // mutable TryGet (a set through it, a command's Set, a property set), MarkChanged,
+  // and a walk whose callback takes `T&` (or a non-const `T*` for an Optional): it marks
+  // every slot it visits, written or not, as Unity's chunk versions do. A walk taking
+  // `const T&` marks nothing; a generic callback (auto&) counts as writing. Compact moves
+  // the history with the entities. Cost: 8 bytes per slot and 12 per page of the type;
+  // a walk pays two stores per page it writes.
+  // ChangedMask / AddedMask: the slots of `page` whose `c` (present) was written /
+  // added after tick `since`: exact for any `since` up to kMaxTickAge ticks back (older
+  // ones are clamped to that); kNeverRan: every present slot. Filter::Changed and
+  // Filter::Added (iteration/filter.h) select with them.
+  absl::Status TrackChanges(ComponentId c);
+  bool tracks_changes(ComponentId c) const {
+    return c < num_types_ && tracked_[c] != nullptr;
+  }
+  // tick: the store's clock, starting at 1; AdvanceTick: one step (a frame, or a
+  // system's run: a system keeps the tick it last ran at). It never reads 0.
+  uint32_t tick() const { return tick_; }
+  void AdvanceTick(uint32_t steps = 1);
+  static constexpr uint32_t kNeverRan = 0;
+  static constexpr uint32_t kMaxTickAge = iteration_internal::ChangeTicks::kMaxAge;
+  uint32_t ChangedMask(ComponentId c, size_t page, uint32_t since) const;
+  uint32_t AddedMask(ComponentId c, size_t page, uint32_t since) const;
+  // Changed / Added: one entity's (false if stale, without `c`, or `c` untracked).
+  bool Changed(Entity e, ComponentId c, uint32_t since) const;
+  bool Added(Entity e, ComponentId c, uint32_t since) const;
+  // MarkChanged: `e`'s `c` counts as written now (for writes the store cannot see).
+  void MarkChanged(Entity e, ComponentId c);
+  // change_ticks / ClampedSince: what a walk reads to select changed slots itself
+  // (iteration/filter.h): the type's history (null if untracked), and `since` clamped
+  // to the oldest tick kept.
+  const iteration_internal::ChangeTicks* change_ticks(ComponentId c) const {
+    return c < num_types_ ? tracked_[c] : nullptr;
+  }
+  uint32_t ClampedSince(uint32_t since) const {
+    const uint32_t oldest = tick_ - kMaxTickAge;
+    return iteration_internal::ChangeTicks::After(oldest, since) ? oldest : since;
+  }
+  // MarkWalked: what a walk calls for a component it hands out writable: slots `bits`
+  // of `page` written now. Const, as walks hold the store; walks on disjoint pages
+  // mark disjoint words.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void MarkWalked(ComponentId c, size_t page, uint32_t bits) const {
+    if (ABSL_PREDICT_FALSE(tracked_[c] != nullptr)) tracked_[c]->MarkWritten(page, bits, tick_);
+  }
+
   // Contains: true if `e` is current and has at least one component. O(1).
   bool Contains(Entity e) const { return SlotOf(e) != kNoSlot; }
   // Has: true if current entity `e` has component `c`. O(1).
@@ -299,12 +347,17 @@ class EntityPages {
   // with a size other than T's (a Component<T> made from another type's id, or another
   // store's): the pointer would address T-sized elements in a page of other elements.
   const void* TryGet(Entity e, ComponentId c) const { return TryGetSized<kUntypedSize>(e, c); }
+  // The mutable forms count as a write for change detection (see TrackChanges).
   void* TryGet(Entity e, ComponentId c) {
-    return const_cast<void*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
+    void* data = const_cast<void*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
+    if (ABSL_PREDICT_FALSE(data != nullptr && tracked_[c] != nullptr)) MarkChanged(e, c);
+    return data;
   }
   template <typename T>
   T* TryGet(Entity e, Component<T> c) {
-    return const_cast<T*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
+    T* data = const_cast<T*>(static_cast<const EntityPages*>(this)->TryGet(e, c));
+    if (ABSL_PREDICT_FALSE(data != nullptr && tracked_[c.id] != nullptr)) MarkChanged(e, c.id);
+    return data;
   }
   template <typename T>
   const T* TryGet(Entity e, Component<T> c) const {
@@ -641,6 +694,16 @@ class EntityPages {
   // kMaxComponentTypes + 1 entries (see HotType); unregistered ids read as empty. In
   // the object, so the hot paths find an entry without loading a table pointer.
   HotType hot_[kMaxComponentTypes + 1];
+  // tracked_[c]: types_[c].ticks, or null (untracked, or no such type).
+  iteration_internal::ChangeTicks* tracked_[kMaxComponentTypes + 1] = {};
+  uint32_t tick_ = 1;
+  // MarkAddedSlot: the hot paths' change mark for an add (out of line).
+  ABSL_ATTRIBUTE_NOINLINE void MarkAddedSlot(ComponentId c, uint32_t slot);
+  void MarkAddedEntities(absl::Span<const Entity> entities, ComponentId c);
+  // SwapChangeTicks: a compaction's swaps (pairs (a, b), or xs[k] with ys[k]) for the
+  // histories of every tracked type.
+  void SwapChangeTicks(const uint32_t* pairs, size_t n);
+  void SwapChangeTicks(const uint32_t* xs, const uint32_t* ys, size_t n);
 };
 
 }  // namespace strata

@@ -65,6 +65,11 @@ absl::Status EntityPages::CreateFromBundle(absl::Span<const Entity> entities,
                                               const ComponentBundle& bundle) {
   CheckNotWalking("CreateFromBundle");
   absl::Status status = CreateFromBundleChecked(entities, bundle);
+  if (status.ok()) {
+    for (const ComponentBundle::Entry& entry : bundle.entries_) {
+      if (tracked_[entry.id] != nullptr) MarkAddedEntities(entities, entry.id);
+    }
+  }
   // All or nothing: the listener hears of a success only.
   if (listener_ != nullptr && status.ok() && !entities.empty()) {
     for (const ComponentBundle::Entry& entry : bundle.entries_) listener_->OnAdded(entry.id, entities);

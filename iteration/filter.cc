@@ -89,6 +89,12 @@ ResolvedRows Resolve(const EntityPages& pages, const Filter& filter) {
     STRATA_CHECK(c < pages.num_component_types(), kUnregisteredInFilter);
     resolved.exclude.push_back(pages.page_masks(c));
   }
+  for (const Filter::ChangeTerm& term : filter.changes()) {
+    STRATA_CHECK(term.component < pages.num_component_types(), kUnregisteredInFilter);
+    resolved.changes.push_back({pages.change_ticks(term.component), pages.page_masks(term.component),
+                                pages.ClampedSince(term.since), term.added,
+                                term.since == EntityPages::kNeverRan});
+  }
   return resolved;
 }
 
@@ -105,7 +111,10 @@ size_t CountMatches(const EntityPages& pages, const Filter& filter) {
   for (size_t chunk = resolved.begin; chunk < resolved.end; chunk += kChunk) {
     const size_t end = chunk + kChunk < resolved.end ? chunk + kChunk : resolved.end;
     const size_t n = FilterPages(rows, chunk, end, out_pages, out_masks);
-    for (size_t i = 0; i < n; ++i) matches += absl::popcount(out_masks[i]);
+    for (size_t i = 0; i < n; ++i) {
+      matches += absl::popcount(
+          iteration_internal::ApplyChanges(resolved.changes, out_pages[i], out_masks[i]));
+    }
   }
   return matches;
 }

@@ -40,6 +40,7 @@
 #ifndef STRATA_ITERATION_FILTER_H_
 #define STRATA_ITERATION_FILTER_H_
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -92,8 +93,34 @@ class Filter {
   Filter& Exclude(Component<T> c) {
     return Exclude(c.id);
   }
+  // Changed / Added: only entities that have `c` and whose `c` was written / added
+  // after tick `since` (EntityPages::TrackChanges, ChangedMask): a system passes the
+  // tick it last ran at (EntityPages::kNeverRan on its first run: everything). The walk
+  // skips a page with one compare when nothing in it changed after `since`.
+  Filter& Changed(ComponentId c, uint32_t since) {
+    changes_.push_back({c, since, false});
+    return *this;
+  }
+  template <typename T>
+  Filter& Changed(Component<T> c, uint32_t since) {
+    return Changed(c.id, since);
+  }
+  Filter& Added(ComponentId c, uint32_t since) {
+    changes_.push_back({c, since, true});
+    return *this;
+  }
+  template <typename T>
+  Filter& Added(Component<T> c, uint32_t since) {
+    return Added(c.id, since);
+  }
+  struct ChangeTerm {
+    ComponentId component;
+    uint32_t since;
+    bool added;
+  };
   absl::Span<const ComponentId> include() const { return include_; }
   absl::Span<const ComponentId> exclude() const { return exclude_; }
+  absl::Span<const ChangeTerm> changes() const { return changes_; }
 
   // Validate: InvalidArgument if a component is not registered in `pages`. A walk or
   // CountMatches with such a filter aborts with a message (a programming error): call
@@ -103,6 +130,7 @@ class Filter {
  private:
   absl::InlinedVector<ComponentId, 8> include_;
   absl::InlinedVector<ComponentId, 8> exclude_;
+  absl::InlinedVector<ChangeTerm, 2> changes_;
 };
 
 // MaskRows: the mask arrays a filter reads, one pointer per component, each
@@ -148,6 +176,15 @@ namespace iteration_internal {
 struct ResolvedRows {
   absl::InlinedVector<const uint32_t*, 8> include;
   absl::InlinedVector<const uint32_t*, 8> exclude;
+  // The filter's change terms, resolved (none: the common case, no per-page test).
+  struct Change {
+    const iteration_internal::ChangeTicks* ticks;  // null: untracked, nothing changed
+    const uint32_t* present;                       // the component's presence masks
+    uint32_t since;                                // clamped
+    bool added;
+    bool all;  // since == kNeverRan: every present slot
+  };
+  absl::InlinedVector<Change, 2> changes;
   // The pages that can match: the intersection of the includes' data page ranges
   // (after a compaction, a rare component's pages are a short run).
   size_t begin = 0;
@@ -157,6 +194,102 @@ struct ResolvedRows {
   }
 };
 ResolvedRows Resolve(const EntityPages& pages, const Filter& filter);
+
+// ApplyChanges: `mask` (of `page`, slots that all have the terms' components)
+// narrowed by the filter's change terms: a page whose latest write is not after
+// `since` costs one load and a compare.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t ApplyChanges(
+    absl::Span<const ResolvedRows::Change> changes, size_t page, uint32_t mask) {
+  for (const ResolvedRows::Change& term : changes) {
+    if (term.all) {
+      mask &= term.present[page];
+      continue;
+    }
+    if (term.ticks == nullptr) return 0;
+    const uint32_t latest = term.added ? term.ticks->page_added(page) : term.ticks->page_tick(page);
+    if (!ChangeTicks::After(latest, term.since)) return 0;
+    // The component need not be an include: only the slots that have it.
+    mask &= term.present[page];
+    mask = term.added ? term.ticks->AddedMask(page, mask, term.since)
+                      : term.ticks->ChangedMask(page, mask, term.since);
+    if (mask == 0) return 0;
+  }
+  return mask;
+}
+
+// CallbackParams<Fn>: the parameter types of a callback with one non-template
+// operator() (or a function pointer); kKnown false for a generic lambda.
+template <typename M>
+struct MemberParams {
+  static constexpr bool kKnown = false;
+  using type = std::tuple<>;
+};
+template <typename R, typename C, typename... A>
+struct MemberParams<R (C::*)(A...)> {
+  static constexpr bool kKnown = true;
+  using type = std::tuple<A...>;
+};
+template <typename R, typename C, typename... A>
+struct MemberParams<R (C::*)(A...) const> : MemberParams<R (C::*)(A...)> {};
+template <typename R, typename C, typename... A>
+struct MemberParams<R (C::*)(A...) noexcept> : MemberParams<R (C::*)(A...)> {};
+template <typename R, typename C, typename... A>
+struct MemberParams<R (C::*)(A...) const noexcept> : MemberParams<R (C::*)(A...)> {};
+template <typename Fn, typename = void>
+struct CallbackParams {
+  static constexpr bool kKnown = false;
+  using type = std::tuple<>;
+};
+template <typename Fn>
+struct CallbackParams<Fn, std::void_t<decltype(&Fn::operator())>>
+    : MemberParams<decltype(&Fn::operator())> {};
+template <typename R, typename... A>
+struct CallbackParams<R (*)(A...), void> {
+  static constexpr bool kKnown = true;
+  using type = std::tuple<A...>;
+};
+
+// WritesParam<P>: a parameter through which the callback may write (T&, or a
+// non-const U* for an Optional).
+template <typename P>
+inline constexpr bool kWritesParam =
+    (std::is_lvalue_reference_v<P> && !std::is_const_v<std::remove_reference_t<P>>) ||
+    (std::is_pointer_v<P> && !std::is_const_v<std::remove_pointer_t<P>>);
+
+// WritesComponent<Fn, kOffset, I>: whether the callback may write the I-th listed
+// component (its parameter kOffset + I); true when the parameters cannot be known.
+template <typename Fn, size_t kOffset, size_t I>
+constexpr bool WritesComponent() {
+  using Params = CallbackParams<std::remove_cv_t<std::remove_reference_t<Fn>>>;
+  if constexpr (!Params::kKnown) {
+    return true;
+  } else if constexpr (kOffset + I < std::tuple_size_v<typename Params::type>) {
+    return kWritesParam<std::tuple_element_t<kOffset + I, typename Params::type>>;
+  } else {
+    return true;
+  }
+}
+
+template <typename T>
+ComponentId IdOf(Component<T> c) {
+  return c.id;
+}
+template <typename T>
+ComponentId IdOf(OptionalComponent<T> c) {
+  return c.id;
+}
+
+// MarkWrites: for change detection, each component the callback may write counts as
+// written in the visited slots (one load and a predicted branch per page when the
+// type is untracked).
+template <typename Fn, size_t kOffset, typename... Cs, size_t... I>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void MarkWrites(
+    [[maybe_unused]] const EntityPages& pages, [[maybe_unused]] size_t page,
+    [[maybe_unused]] uint32_t mask, std::index_sequence<I...>, Cs... components) {
+  ((WritesComponent<Fn, kOffset, I>() ? pages.MarkWalked(IdOf(components), page, mask)
+                                      : void()),
+   ...);
+}
 
 template <typename T>
 T* PageArray(const EntityPages& pages, Component<T> c, size_t page) {
@@ -202,6 +335,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void VisitPage(const EntityPages& pages, siz
           std::is_invocable_v<Fn&, decltype(Access(pages, components, page)(0))...>,
       "callback must take (Entity, T&..., U*...) or (T&..., U*...): a reference per "
       "component, a pointer per Optional(component)");
+  MarkWrites<Fn, kWantsEntity ? 1 : 0>(pages, page, mask, std::index_sequence_for<Cs...>(),
+                                       components...);
   auto visit = [&](uint32_t i) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     if constexpr (kWantsEntity) {
       std::apply([&](const auto&... a) { fn(pages.entity_at(page, i), a(i)...); }, access);
@@ -278,6 +413,38 @@ void CheckComponents(const EntityPages& pages, const Filter& filter, Cs... compo
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
 inline constexpr size_t kFilterChunkPages = 1024;
 
+// LeadChange: the first change term that selects by tick (not kNeverRan), or null.
+inline const ResolvedRows::Change* LeadChange(absl::Span<const ResolvedRows::Change> changes) {
+  for (const ResolvedRows::Change& term : changes) {
+    if (!term.all) return &term;
+  }
+  return nullptr;
+}
+
+// ForEachChangedInRange: the walk for a filter with a change term: the pages whose
+// latest write (or add) is after `since` come first from a scan of the term's page
+// ticks (a load and a compare per page, no mask kernel), then the masks of those
+// pages only. A frame that wrote few pages costs O(pages) compares, not a full walk.
+template <typename Fn, typename... Cs>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachChangedInRange(
+    const EntityPages& pages, const MaskRows& rows, size_t begin, size_t end,
+    const ResolvedRows::Change& lead, absl::Span<const ResolvedRows::Change> changes, Fn& fn,
+    Cs... components) {
+  if (lead.ticks == nullptr) return;  // untracked: nothing changed
+  end = std::min(end, lead.ticks->pages());
+  const uint32_t* const ticks = lead.added ? lead.ticks->page_addeds() : lead.ticks->page_ticks();
+  for (size_t first = begin; first < end; first += 32) {
+    const size_t n = std::min<size_t>(32, end - first);
+    uint32_t candidates = ChangeTicks::PagesAfter(ticks, first, n, lead.since);
+    while (candidates != 0) {
+      const size_t page = first + static_cast<size_t>(absl::countr_zero(candidates));
+      candidates &= candidates - 1;
+      const uint32_t mask = ApplyChanges(changes, page, FilterOnePage(rows, page));
+      if (mask != 0) VisitPage(pages, page, mask, fn, components...);
+    }
+  }
+}
+
 // ForEachMatchInRange: the SIMD walk over pages [begin, end). Always inlined into
 // the caller so that state the callback captures by reference (sums, counters) can
 // live in registers; out of line, GCC keeps it in memory and every match pays a
@@ -286,18 +453,34 @@ template <typename Fn, typename... Cs>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInRange(const EntityPages& pages,
                                                              const MaskRows& rows,
                                                              size_t begin, size_t end,
+                                                             absl::Span<const ResolvedRows::Change> changes,
                                                              Fn& fn, Cs... components) {
+  if (ABSL_PREDICT_FALSE(!changes.empty())) {
+    if (const ResolvedRows::Change* lead = LeadChange(changes)) {
+      ForEachChangedInRange(pages, rows, begin, end, *lead, changes, fn, components...);
+      return;
+    }
+  }
   uint32_t out_pages[kFilterChunkPages + kFilterOutputSlack];
   uint32_t out_masks[kFilterChunkPages + kFilterOutputSlack];
   for (size_t chunk = begin; chunk < end; chunk += kFilterChunkPages) {
     const size_t chunk_end = chunk + kFilterChunkPages < end ? chunk + kFilterChunkPages
                                                              : end;
     const size_t n = FilterPages(rows, chunk, chunk_end, out_pages, out_masks);
-    for (size_t i = 0; i < n; ++i) {
-      VisitPage(pages, out_pages[i], out_masks[i], fn, components...);
+    if (ABSL_PREDICT_TRUE(changes.empty())) {
+      for (size_t i = 0; i < n; ++i) {
+        VisitPage(pages, out_pages[i], out_masks[i], fn, components...);
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t mask = ApplyChanges(changes, out_pages[i], out_masks[i]);
+        if (mask != 0) VisitPage(pages, out_pages[i], mask, fn, components...);
+      }
     }
   }
 }
+
+
 
 }  // namespace iteration_internal
 
@@ -313,7 +496,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages,
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
   iteration_internal::ForEachMatchInRange(pages, resolved.rows(), resolved.begin,
-                                          resolved.end, fn, components...);
+                                          resolved.end, resolved.changes, fn, components...);
 }
 
 // ForEachMatchScalar: the same walk with the scalar per-page filter (scheme 2 as the
@@ -327,7 +510,8 @@ void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
   for (size_t page = resolved.begin; page < resolved.end; ++page) {
-    const uint32_t mask = FilterOnePage(rows, page);
+    const uint32_t mask =
+        iteration_internal::ApplyChanges(resolved.changes, page, FilterOnePage(rows, page));
     if (mask == 0) continue;
     iteration_internal::VisitPage(pages, page, mask, fn, components...);
   }
@@ -348,8 +532,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInPageRange(
   const size_t begin = begin_page > resolved.begin ? begin_page : resolved.begin;
   const size_t end = end_page < resolved.end ? end_page : resolved.end;
   if (begin >= end) return;
-  iteration_internal::ForEachMatchInRange(pages, resolved.rows(), begin, end, fn,
-                                          components...);
+  iteration_internal::ForEachMatchInRange(pages, resolved.rows(), begin, end, resolved.changes,
+                                          fn, components...);
 }
 
 // CountMatches: how many entities match `filter` (SIMD kernel + popcount).

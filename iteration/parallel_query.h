@@ -50,8 +50,8 @@ void ParallelForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& f
   const MaskRows rows = resolved.rows();
   const size_t first = resolved.begin;
   ParallelFor(resolved.end - first, kParallelGrainPages, [&](size_t begin, size_t end) {
-    iteration_internal::ForEachMatchInRange(pages, rows, first + begin, first + end, fn,
-                                            components...);
+    iteration_internal::ForEachMatchInRange(pages, rows, first + begin, first + end,
+                                            resolved.changes, fn, components...);
   });
 }
 
@@ -128,6 +128,19 @@ struct WithBuffer {
     return (*fn)(*buffer, std::forward<A>(a)...);
   }
 };
+// The walk sees the user's callback's parameters, less the buffer in front.
+template <typename Fn>
+struct CallbackParams<WithBuffer<Fn>, void> {
+ private:
+  using Inner = CallbackParams<std::remove_cv_t<Fn>>;
+  template <typename First, typename... Rest>
+  static std::tuple<Rest...> Drop(std::tuple<First, Rest...>*);
+  static std::tuple<> Drop(std::tuple<>*);
+
+ public:
+  static constexpr bool kKnown = Inner::kKnown;
+  using type = decltype(Drop(static_cast<typename Inner::type*>(nullptr)));
+};
 }  // namespace iteration_internal
 
 // ParallelForEachMatchWithCommands: ParallelForEachMatch whose callback also takes the
@@ -149,8 +162,8 @@ void ParallelForEachMatchWithCommands(const EntityPages& pages, const Filter& fi
       const size_t page_begin = std::max(range * kParallelGrainPages, resolved.begin);
       const size_t page_end = std::min((range + 1) * kParallelGrainPages, resolved.end);
       iteration_internal::WithBuffer<std::remove_reference_t<Fn>> bound{&fn, &commands.Buffer(range)};
-      iteration_internal::ForEachMatchInRange(pages, rows, page_begin, page_end, bound,
-                                              components...);
+      iteration_internal::ForEachMatchInRange(pages, rows, page_begin, page_end,
+                                              resolved.changes, bound, components...);
     }
   });
 }

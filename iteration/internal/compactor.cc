@@ -210,6 +210,7 @@ size_t Compactor::Compact(size_t budget) {
   size_t num_pairs = 0;
   auto flush = [&] {
     for (ComponentId c = 0; c < store.num_types_; ++c) SwapComponentData(c, pairs, num_pairs);
+    store.SwapChangeTicks(pairs, num_pairs);
     num_pairs = 0;
   };
   auto add_pair = [&](uint32_t a, uint32_t b) {

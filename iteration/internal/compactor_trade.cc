@@ -258,6 +258,7 @@ void Compactor::SwapTradePairs(const Trade& trade, const uint32_t* xs, const uin
       }
     }
   }
+  store.SwapChangeTicks(xs, ys, n);
 }
 
 }  // namespace strata::iteration_internal

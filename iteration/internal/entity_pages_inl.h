@@ -138,6 +138,7 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
         mask = old_mask | flag;
         layout_changed_ = true;
         write(base + size_t{slot} * size, static_cast<uint32_t>(size));
+        if (ABSL_PREDICT_FALSE(tracked_[c] != nullptr)) MarkAddedSlot(c, slot);
         if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyAdded(c, e);
         return absl::OkStatus();
       }
@@ -149,6 +150,7 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
   absl::StatusOr<std::byte*> dst = AddSlow(e.index(), e.generation(), c, kValueSize);
   if (ABSL_PREDICT_FALSE(!dst.ok())) return std::move(dst).status();
   write(*dst, types_[c].size);
+  if (ABSL_PREDICT_FALSE(tracked_[c] != nullptr)) MarkAddedEntities(absl::MakeConstSpan(&e, 1), c);
   if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyAdded(c, e);
   return absl::OkStatus();
 }
@@ -177,6 +179,10 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
   CheckNotWalking("Add");
   const Entity* const entity = entities.data();
   const size_t n = entities.size();
+  // An unregistered id reads the extra entry (null); AddSlow reports it.
+  iteration_internal::ChangeTicks* const ticks =
+      tracked_[c < kMaxComponentTypes ? c : kMaxComponentTypes];
+  const uint32_t tick = tick_;
   size_t i = 0;
   while (i < n) {
     // The tables in locals: no store in the loop can change a local, so they stay in
@@ -222,6 +228,7 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
       ++count[slot];
       run_mask |= flag;
       write(base + size_t{slot} * size, static_cast<uint32_t>(size));
+      if (ABSL_PREDICT_FALSE(ticks != nullptr)) ticks->MarkAdded(slot, tick);
     }
     if (run_page != kNoSlot) masks[run_page] = run_mask;
     // Once per run rather than per entity: a bool store may alias anything.
@@ -235,6 +242,7 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
       return BatchError(dst.status(), i);
     }
     write(*dst, types_[c].size);
+    if (ABSL_PREDICT_FALSE(ticks != nullptr)) MarkAddedEntities(entities.subspan(i, 1), c);
     ++i;
   }
   if (done != nullptr) *done = n;

@@ -10,12 +10,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/attributes.h"
 #include "entity/entity.h"
 #include "iteration/components.h"
+#include "iteration/internal/change_ticks.h"
 #include "iteration/internal/page_pool.h"
 #include "iteration/internal/page_range.h"
 
@@ -47,6 +49,9 @@ struct ComponentType {
   // The data pages below hot_[c].direct_pages (see HotType), reserved when the
   // first data page is allocated.
   PageRange range{kEntityPageSize};
+  // The write history, once TrackChanges started it (EntityPages::tracked_ points at
+  // it for the hot paths).
+  std::unique_ptr<ChangeTicks> ticks = nullptr;
 };
 
 using ::strata::kNoComponent;
