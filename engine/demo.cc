@@ -263,6 +263,11 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   for (Samples& s : samples) s.ms.reserve(static_cast<size_t>(options.frames));
   std::vector<Entity> created;
   ParallelCommands commands(world.pages());
+  // The dead are counted by an observer of spark removals (told after each playback).
+  ComponentEvents::Subscription deaths = world.world().OnRemove<Spark>(
+      [&report](absl::Span<const Entity> dead, absl::Span<const Spark>, CommandBuffer&) {
+        report.sparks_destroyed += dead.size();
+      });
   std::vector<SpriteVertex> vertices;
   auto timed = [&samples](SystemSlot system, auto&& body) {
     const Clock::time_point t0 = Clock::now();
@@ -283,11 +288,13 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     });
     report.sparks_emitted += created.size();
     timed(kMove, [&] { MoveSparks(world, options.dt, parallel); });
-    timed(kFade, [&] { FadeSparks(world, options.dt, parallel, &commands); });
+    size_t dying = 0;
+    timed(kFade, [&] { dying = FadeSparks(world, options.dt, parallel, &commands); });
     timed(kDestroy, [&] {
-      const CommandBuffer::Result played = PlayCommands(world, &commands);
-      report.sparks_destroyed += played.applied;
-      if (played.skipped_dead + played.skipped_conflict != 0) {
+      absl::StatusOr<CommandBuffer::Result> played = PlayCommands(world, &commands);
+      if (!played.ok()) return fail(played.status());
+      if (played->skipped_dead + played->skipped_conflict != 0 ||
+          played->applied != dying) {
         fail(absl::InternalError("a spark's destroy command was skipped"));
       }
     });

@@ -126,7 +126,7 @@ void RunLevel(const std::string& json, const LevelCounts& expected, bool deferre
     emitted += created.size();
     MoveSparks(world, kDt, /*parallel=*/false);
     const size_t dying = FadeSparks(world, kDt, /*parallel=*/false, &commands);
-    const CommandBuffer::Result played = PlayCommands(world, &commands);
+    STRATA_ASSERT_OK_AND_ASSIGN(const CommandBuffer::Result played, PlayCommands(world, &commands));
     ASSERT_EQ(played.applied, dying);
     destroyed += played.applied;
     ASSERT_THAT(animator.Step(world, frame * kDt), IsOk());
@@ -236,8 +236,10 @@ TEST(EndToEnd, ParallelSystemsMatchSerial) {
     ASSERT_EQ(FadeSparks(serial, 0.05f, false, &commands_a),
               FadeSparks(parallel, 0.05f, true, &commands_b))
         << "frame " << frame;
-    ASSERT_EQ(PlayCommands(serial, &commands_a), PlayCommands(parallel, &commands_b))
-        << "frame " << frame;
+    STRATA_ASSERT_OK_AND_ASSIGN(const CommandBuffer::Result played_a, PlayCommands(serial, &commands_a));
+    STRATA_ASSERT_OK_AND_ASSIGN(const CommandBuffer::Result played_b,
+                                PlayCommands(parallel, &commands_b));
+    ASSERT_EQ(played_a, played_b) << "frame " << frame;
   }
   // The same world, byte for byte: the commands recorded from several threads played
   // back as the serial walk's.

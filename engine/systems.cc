@@ -144,8 +144,9 @@ size_t FadeSparks(DemoWorld& world, float dt, bool parallel, ParallelCommands* c
   return commands->size() - before;
 }
 
-CommandBuffer::Result PlayCommands(DemoWorld& world, ParallelCommands* commands) {
-  const CommandBuffer::Result result = commands->Playback(world.entities(), world.pages());
+absl::StatusOr<CommandBuffer::Result> PlayCommands(DemoWorld& world, ParallelCommands* commands) {
+  // Through the World: its observers run after the playback.
+  absl::StatusOr<CommandBuffer::Result> result = world.world().Playback(*commands);
   world.pages().ReleaseEmptyPages();
   return result;
 }

@@ -60,10 +60,11 @@ void MoveSparks(DemoWorld& world, float dt, bool parallel);
 // playback order (page order).
 size_t FadeSparks(DemoWorld& world, float dt, bool parallel, ParallelCommands* commands);
 
-// PlayCommands: plays `commands` back (one DestroyBatch per run of destroys: every
-// subsystem drops the entities through its destroy listener), then releases the page
-// store's empty pages.
-CommandBuffer::Result PlayCommands(DemoWorld& world, ParallelCommands* commands);
+// PlayCommands: plays `commands` back through World::Playback (one DestroyBatch per run
+// of destroys: every subsystem drops the entities through its destroy listener; then
+// the observers run), then releases the page store's empty pages. Errors of the
+// observers' flush.
+absl::StatusOr<CommandBuffer::Result> PlayCommands(DemoWorld& world, ParallelCommands* commands);
 
 // SyncSprites: every sprite whose entity has a transform (and no spark) takes the
 // transform's world translation as its position. Returns how many. O(sprites).
