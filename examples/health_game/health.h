@@ -11,7 +11,8 @@
 //       (*world)->Pages<health_game::Health>(health_game::kHealthTypeName);
 //
 // Level JSON: {"type": "health", "hp": 40, "attacker": "orc"} and {"type": "burning"}.
-// BurnSystem is the game's one system: a page query over Health and Burning.
+// BurnSystem is a page query over Health and Burning; ExtinguishSystem records its
+// structural changes in a command buffer; ObserveExtinguished is an observer.
 #ifndef STRATA_EXAMPLES_HEALTH_GAME_HEALTH_H_
 #define STRATA_EXAMPLES_HEALTH_GAME_HEALTH_H_
 
@@ -23,6 +24,7 @@
 #include "component/registry.h"
 #include "engine/world.h"
 #include "entity/entity.h"
+#include "iteration/component_events.h"
 
 namespace health_game {
 
@@ -47,6 +49,19 @@ absl::Status RegisterGameComponents(strata::ComponentRegistry& registry);
 // Returns how many entities burned. FailedPrecondition if `world` was not created with
 // RegisterGameComponents' types. O(pages + matches).
 absl::StatusOr<size_t> BurnSystem(strata::World& world, float damage);
+
+// ExtinguishSystem: every burning entity whose hp reached 0 stops burning. The walk
+// cannot remove Burning itself (a structural change inside a walk aborts): it records
+// the removals in a CommandBuffer, which World::Playback applies after it. Returns how
+// many stopped. FailedPrecondition as BurnSystem; the World's flush errors.
+absl::StatusOr<size_t> ExtinguishSystem(strata::World& world);
+
+// ObserveExtinguished: adds to *count each entity that loses Burning, by any path (a
+// command, a destroy), told at the World's flush points. The count must outlive the
+// returned subscription, which must not outlive the World. FailedPrecondition as
+// BurnSystem.
+absl::StatusOr<strata::ComponentEvents::Subscription> ObserveExtinguished(strata::World& world,
+                                                                          size_t* count);
 
 }  // namespace health_game
 

@@ -26,6 +26,7 @@
 namespace health_game {
 namespace {
 
+using ::strata::ComponentEvents;
 using ::strata::ComponentRegistry;
 using ::strata::Entity;
 using ::strata::EntityCompiler;
@@ -161,6 +162,30 @@ TEST_F(HealthGame, BurnSystemHurtsOnlyBurningEntitiesWithHealth) {
   const ComponentRegistry bare;
   STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> other, World::Create(bare));
   EXPECT_THAT(BurnSystem(*other, 1.0f).status(), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST_F(HealthGame, BurnedOutEntitiesStopBurningThroughCommandsAndAreObserved) {
+  size_t extinguished = 0;
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentEvents::Subscription watch,
+                              ObserveExtinguished(*world_, &extinguished));
+  STRATA_ASSERT_OK_AND_ASSIGN(size_t stopped, ExtinguishSystem(*world_));
+  EXPECT_EQ(stopped, 0u);  // nobody is at 0 yet
+  ASSERT_THAT(BurnSystem(*world_, 10.0f).status(), IsOk());  // the campfire burns out
+  STRATA_ASSERT_OK_AND_ASSIGN(stopped, ExtinguishSystem(*world_));
+  EXPECT_EQ(stopped, 1u);
+  EXPECT_EQ(extinguished, 1u);
+  const auto burning = world_->Pages<Burning>().component();
+  EXPECT_FALSE(world_->pages().Has(e_["campfire"], burning.id));
+  EXPECT_TRUE(world_->pages().Has(e_["knight"], burning.id));
+  // Another path, the same observer: destroying a burning entity.
+  ASSERT_THAT(world_->Destroy(e_["knight"]), IsOk());
+  ASSERT_THAT(world_->Flush(), IsOk());
+  EXPECT_EQ(extinguished, 2u);
+  // Unsubscribed: no longer told.
+  watch.Reset();
+  ASSERT_THAT(world_->Destroy(e_["barrel"]), IsOk());
+  ASSERT_THAT(world_->Flush(), IsOk());
+  EXPECT_EQ(extinguished, 2u);
 }
 
 TEST_F(HealthGame, PropertiesByNameCheckTheDeclaredBounds) {
