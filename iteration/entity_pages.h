@@ -65,7 +65,6 @@
 #ifndef STRATA_ITERATION_ENTITY_PAGES_H_
 #define STRATA_ITERATION_ENTITY_PAGES_H_
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -253,7 +252,10 @@ class EntityPages {
   // set_structure_listener: the listener told of every Add and Remove (nullptr: none,
   // the default; a store with none pays one predicted branch per call). Not owned; it
   // must outlive the store or be unset first.
-  void set_structure_listener(StructureListener* listener) { listener_ = listener; }
+  void set_structure_listener(StructureListener* listener) {
+    listener_ = listener;
+    UpdateAfterAdd();
+  }
   StructureListener* structure_listener() const { return listener_; }
   // NotifySet: tells the listener that a set path wrote `entities`' `c` values (see
   // StructureListener::OnSet). No-op without a listener.
@@ -273,9 +275,9 @@ class EntityPages {
   class WalkScope {
    public:
     explicit WalkScope(const EntityPages& pages) : pages_(&pages) {
-      pages_->walks_.fetch_add(1, std::memory_order_relaxed);
+      __atomic_fetch_add(&pages_->walks_, 1, __ATOMIC_RELAXED);
     }
-    ~WalkScope() { pages_->walks_.fetch_sub(1, std::memory_order_relaxed); }
+    ~WalkScope() { __atomic_fetch_sub(&pages_->walks_, 1, __ATOMIC_RELAXED); }
     WalkScope(const WalkScope&) = delete;
     WalkScope& operator=(const WalkScope&) = delete;
 
@@ -283,7 +285,7 @@ class EntityPages {
     const EntityPages* pages_;
   };
   // walking: true while a WalkScope is open.
-  bool walking() const { return walks_.load(std::memory_order_relaxed) != 0; }
+  bool walking() const { return __atomic_load_n(&walks_, __ATOMIC_RELAXED) != 0; }
 
   // Change detection (opt-in per type). TrackChanges(c) starts keeping, for every slot
   // of `c`, the store tick of its last write and of its add (every entity that has `c`
@@ -547,7 +549,11 @@ class EntityPages {
   // CheckNotWalking: aborts, naming `what`, while a WalkScope is open (one relaxed load
   // and a predicted branch on the hot paths).
   ABSL_ATTRIBUTE_ALWAYS_INLINE void CheckNotWalking(const char* what) const {
-    if (ABSL_PREDICT_FALSE(walks_.load(std::memory_order_relaxed) != 0)) WalkViolation(what);
+    // A plain load, not an atomic one: GCC keeps atomic loads in place, which stopped
+    // a loop of single Adds from hoisting the hot-table loads (1.4x per Add/Remove
+    // pair). It races only with a walk on another thread, which a mutation may not
+    // overlap anyway (see Thread-safety).
+    if (ABSL_PREDICT_FALSE(walks_ != 0)) WalkViolation(what);
   }
   [[noreturn]] ABSL_ATTRIBUTE_NOINLINE void WalkViolation(const char* what) const;
   // The batch Remove's loop; *done: how many entities, from the first, lost `c`.
@@ -676,8 +682,9 @@ class EntityPages {
   size_t num_entities_ = 0;
   uint64_t epoch_ = 0;
   StructureListener* listener_ = nullptr;
-  // walks_: open WalkScopes (mutable: a walk takes the store as const).
-  mutable std::atomic<uint32_t> walks_{0};
+  // walks_: open WalkScopes (mutable: a walk takes the store as const), changed with
+  // atomic read-modify-writes (walks may run on several threads at once).
+  mutable uint32_t walks_ = 0;
   // Compaction: the pass in progress and its state (the Compactor runs Compact), and
   // whether anything changed since the last pass was planned (set by the mutations,
   // cleared by the Compactor when it plans one).
@@ -697,8 +704,11 @@ class EntityPages {
   // tracked_[c]: types_[c].ticks, or null (untracked, or no such type).
   iteration_internal::ChangeTicks* tracked_[kMaxComponentTypes + 1] = {};
   uint32_t tick_ = 1;
-  // MarkAddedSlot: the hot paths' change mark for an add (out of line).
-  ABSL_ATTRIBUTE_NOINLINE void MarkAddedSlot(ComponentId c, uint32_t slot);
+  // after_add_: a listener or a tracked type: the inline Add calls AfterAdd (the
+  // change mark, then the listener), out of line.
+  bool after_add_ = false;
+  void UpdateAfterAdd();
+  ABSL_ATTRIBUTE_NOINLINE void AfterAdd(ComponentId c, Entity e, uint32_t slot);
   void MarkAddedEntities(absl::Span<const Entity> entities, ComponentId c);
   // SwapChangeTicks: a compaction's swaps (pairs (a, b), or xs[k] with ys[k]) for the
   // histories of every tracked type.

@@ -31,6 +31,7 @@ absl::Status EntityPages::TrackChanges(ComponentId c) {
     }
   }
   tracked_[c] = type.ticks.get();
+  UpdateAfterAdd();
   return absl::OkStatus();
 }
 
@@ -86,8 +87,15 @@ void EntityPages::MarkChanged(Entity e, ComponentId c) {
   tracked_[c]->MarkWritten(page, flag, tick_);
 }
 
-void EntityPages::MarkAddedSlot(ComponentId c, uint32_t slot) {
-  tracked_[c]->MarkAdded(slot, tick_);
+void EntityPages::UpdateAfterAdd() {
+  bool any_tracked = false;
+  for (size_t c = 0; c < num_types_; ++c) any_tracked = any_tracked || tracked_[c] != nullptr;
+  after_add_ = listener_ != nullptr || any_tracked;
+}
+
+void EntityPages::AfterAdd(ComponentId c, Entity e, uint32_t slot) {
+  if (tracked_[c] != nullptr) tracked_[c]->MarkAdded(slot, tick_);
+  if (listener_ != nullptr) listener_->OnAdded(c, absl::MakeConstSpan(&e, 1));
 }
 
 void EntityPages::MarkAddedEntities(absl::Span<const Entity> entities, ComponentId c) {

@@ -30,7 +30,9 @@ inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
   const HotType& hot = HotById(c);
   uint32_t* const masks = hot.masks;
   const size_t direct_pages = hot.direct_pages;
-  if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c)) {
+  // A listened store takes the out-of-line path, which tells the listener before and
+  // after: the inline path then has one test for both.
+  if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c && listener_ == nullptr)) {
     // In the store, so its slot is below the capacity (no page check); a page below
     // direct_pages has its masks (see HotType).
     const uint32_t slot = SlotOfIndex(e.index());
@@ -40,9 +42,6 @@ inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
       uint32_t& mask = masks[page];
       const uint32_t old_mask = mask;
       if (ABSL_PREDICT_TRUE((old_mask & flag) != 0)) {
-        if (ABSL_PREDICT_FALSE(listener_ != nullptr) && listener_->wants_removing()) {
-          NotifyRemoving(c, e);
-        }
         const uint32_t new_mask = old_mask & ~flag;
         mask = new_mask;
         layout_changed_ = true;
@@ -51,7 +50,6 @@ inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
         if (ABSL_PREDICT_FALSE(--count_[slot] == 0 || new_mask == 0)) {
           RemoveEmptied(e.index(), slot);
         }
-        if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyRemoved(c, e);
         return absl::OkStatus();
       }
     }
@@ -138,8 +136,8 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
         mask = old_mask | flag;
         layout_changed_ = true;
         write(base + size_t{slot} * size, static_cast<uint32_t>(size));
-        if (ABSL_PREDICT_FALSE(tracked_[c] != nullptr)) MarkAddedSlot(c, slot);
-        if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyAdded(c, e);
+        // One test for a listener and change tracking (after_add_), out of line.
+        if (ABSL_PREDICT_FALSE(after_add_)) AfterAdd(c, e, slot);
         return absl::OkStatus();
       }
     }
