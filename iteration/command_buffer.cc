@@ -197,6 +197,7 @@ void CommandBuffer::PlaySet(const Run& run, EntityManager& entities, EntityPages
       continue;
     }
     if (size != 0) std::memcpy(data, value, size);
+    pages.MarkChanged(e, run.component);
     scratch_.push_back(e);
   }
   result.applied += scratch_.size();

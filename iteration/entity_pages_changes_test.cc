@@ -77,12 +77,13 @@ TEST_F(Changes, WritableWalksMarkConstWalksDoNot) {
   ForEachMatch(pages_, moving, [](Position& p, const Velocity& v) { p.x += v.v; }, pos_, vel_);
   EXPECT_EQ(ChangedSince(t0).size(), 34u);
   EXPECT_EQ(AddedSince(t0).size(), 0u);
-  // MarkChanged and a mutable TryGet count; a const TryGet does not.
+  // MarkChanged counts (after a write through TryGet, which does not by itself).
   const uint32_t t1 = pages_.tick();
   pages_.AdvanceTick();
   pages_.MarkChanged(e[1], pos_.id);
   pages_.TryGet(e[2], pos_)->x = 5;
-  (void)static_cast<const EntityPages&>(pages_).TryGet(e[4], pos_);
+  pages_.MarkChanged(e[2], pos_.id);
+  pages_.TryGet(e[4], pos_)->x = 5;
   EXPECT_EQ(ChangedSince(t1), (std::set<Entity>{e[1], e[2]}));
   EXPECT_TRUE(pages_.Changed(e[2], pos_.id, t1));
   EXPECT_FALSE(pages_.Changed(e[4], pos_.id, t1));
@@ -147,6 +148,7 @@ TEST_F(Changes, StaggeredSystemsMissNoWriteAcrossCompactions) {
         ref.added.erase(e);
       } else if (action == 2 && ref.written.count(e)) {
         pages_.TryGet(e, pos_)->x += 1;
+        pages_.MarkChanged(e, pos_.id);
         ref.written[e] = now;
       }
     }
