@@ -101,7 +101,11 @@ absl::Status World::Init() {
 // destroyed, before an owned manager (declared first) goes, and is merely detached if a
 // shared manager was destroyed before the World. The stores go first: they refer to
 // the pages and the index.
-World::~World() { stores_.clear(); }
+World::~World() {
+  stores_.clear();
+  // The transform manager outlives the indexer it tells (declared before it).
+  transform_manager_->set_instance_listener(nullptr);
+}
 
 ComponentStore* World::Store(absl::string_view type) const {
   const ComponentType* t = registry_->Find(type);
