@@ -353,18 +353,10 @@ absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager
     return absl::InvalidArgumentError(absl::StrCat("RegisterSpawnedByName: ", owners.size(),
                                                    " owners, ", names.size(), " names"));
   }
-  if (owners.empty()) return absl::OkStatus();
-  // The common case: every instance under one name (the type's), one batch call.
-  bool one_name = true;
-  for (uint32_t name : names) one_name = one_name && name == names[0];
-  if (one_name) return index.AddInstance(owners, manager, IdString32::FromValue(names[0]));
-  absl::flat_hash_map<uint32_t, std::vector<Entity>> by_name;
-  for (size_t i = 0; i < owners.size(); ++i) by_name[names[i]].push_back(owners[i]);
-  for (const auto& [name, group] : by_name) {
-    STRATA_RETURN_IF_ERROR(
-        index.AddInstance(absl::MakeConstSpan(group), manager, IdString32::FromValue(name)));
-  }
-  return absl::OkStatus();
+  // One batch call per distinct name (one call when all share the type's name).
+  return ForEachNameGroup(owners, names, [&](InstanceId name, absl::Span<const Entity> group) {
+    return index.AddInstance(group, manager, name);
+  });
 }
 
 absl::Status RegisterSpawnedByName(EntityIndex& index, ComponentManager* manager,

@@ -24,6 +24,7 @@
 #define STRATA_INDEX_COMPONENT_MANAGER_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -59,6 +60,16 @@ struct Instance {
 };
 
 class ComponentManager;
+
+// ForEachNameGroup: calls visit(name, group) once per distinct name of `names` (IdString32
+// values), `group` the owners[i] with that name, in the order names first appear (the
+// same calls every run); one call over `owners` itself when all share a name. Stops at
+// the first error, which it returns after calling undo(name, group), if given, for
+// each group visited before. owners and names have the same size (callers check).
+absl::Status ForEachNameGroup(
+    absl::Span<const Entity> owners, absl::Span<const uint32_t> names,
+    const std::function<absl::Status(InstanceId, absl::Span<const Entity>)>& visit,
+    const std::function<void(InstanceId, absl::Span<const Entity>)>& undo = nullptr);
 
 // InstanceListener: told after `manager` created instance `name` of each of `entities`
 // (OnCreated) or destroyed it (OnDestroyed). OnCreated may refuse the batch (the index

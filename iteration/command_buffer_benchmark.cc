@@ -51,6 +51,13 @@ struct Setup {
   }
 };
 
+// ns_per_command: time per command, from the iterations of n commands each.
+void ReportNsPerCommand(benchmark::State& state, size_t n) {
+  state.counters["ns_per_command"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * n),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void BM_CommandsRecord(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   Setup s(n);
@@ -67,8 +74,7 @@ void BM_CommandsRecord(benchmark::State& state) {
   for (size_t i = 0; i < n; ++i) commands.Add(s.entities[i], s.vel, s.values[i]);
   state.counters["bytes_per_command"] =
       static_cast<double>(commands.RecordedBytes()) / static_cast<double>(commands.size());
-  state.counters["ns_per_command"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  ReportNsPerCommand(state, n);
 }
 
 void BM_FloorRecordVector(benchmark::State& state) {
@@ -88,8 +94,7 @@ void BM_FloorRecordVector(benchmark::State& state) {
     bytes.clear();
     state.ResumeTiming();
   }
-  state.counters["ns_per_command"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  ReportNsPerCommand(state, n);
 }
 
 void BM_CommandsPlayback(benchmark::State& state) {
@@ -106,8 +111,7 @@ void BM_CommandsPlayback(benchmark::State& state) {
     if (!s.pages.Remove(absl::MakeConstSpan(s.entities), s.vel.id).ok()) std::abort();
     state.ResumeTiming();
   }
-  state.counters["ns_per_command"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  ReportNsPerCommand(state, n);
 }
 
 void BM_CommandsPlaybackObserved(benchmark::State& state) {
@@ -132,8 +136,7 @@ void BM_CommandsPlaybackObserved(benchmark::State& state) {
     state.ResumeTiming();
   }
   benchmark::DoNotOptimize(sum);
-  state.counters["ns_per_command"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  ReportNsPerCommand(state, n);
 }
 
 void BM_FloorObserverWork(benchmark::State& state) {
@@ -144,8 +147,7 @@ void BM_FloorObserverWork(benchmark::State& state) {
     for (Entity e : s.entities) sum += e.index();
     benchmark::DoNotOptimize(sum);
   }
-  state.counters["ns_per_command"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  ReportNsPerCommand(state, n);
 }
 
 void BM_FloorSpanAdd(benchmark::State& state) {
@@ -159,8 +161,7 @@ void BM_FloorSpanAdd(benchmark::State& state) {
     if (!s.pages.Remove(absl::MakeConstSpan(s.entities), s.vel.id).ok()) std::abort();
     state.ResumeTiming();
   }
-  state.counters["ns_per_command"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  ReportNsPerCommand(state, n);
 }
 
 BENCHMARK(BM_CommandsRecord)->Name("BM_Commands/Record")->Arg(1 << 20)->Unit(benchmark::kMillisecond);
