@@ -433,6 +433,45 @@ TEST(EntityPagesCompact, GroupsEqualSetsIntoWholePages) {
   EXPECT_EQ(count, expected);
 }
 
+// Pages of many sets each, then many pages of one set: the survey's group list must
+// grow for the pages of one set that follow the crowded ones (it overflowed its buffer
+// once, when a tag on some entities made the demo's pages crowded).
+TEST(EntityPagesCompact, CrowdedPagesFollowedByPlainOnesFitTheSurvey) {
+  MovingWorld world(32 * 1070);
+  for (size_t i = 0; i < world.entities.size(); ++i) {
+    ASSERT_THAT(world.pages.Add(world.entities[i], world.pos, Position{static_cast<float>(i), 0, 0}),
+                IsOk());
+  }
+  std::vector<ComponentId> tags;
+  for (int t = 0; t < 5; ++t) {
+    STRATA_ASSERT_OK_AND_ASSIGN(ComponentId tag,
+                                world.pages.RegisterComponent(absl::StrCat("tag", t), 0, 1));
+    tags.push_back(tag);
+  }
+  // The survey starts with room for two groups a page; crowded pages of 31 groups
+  // each use up the room of about 2/31 of the pages without growing it, and the
+  // plain pages after them need one group each.
+  const size_t crowded_pages = 2 * world.pages.page_capacity() / 31;
+  ASSERT_LT(crowded_pages, world.entities.size() / 32);
+  for (size_t i = 0; i < 32 * crowded_pages; ++i) {
+    // Slot i % 32 (entities hold the slots of their index until a move): its own set
+    // of the five tags, 31 sets a page.
+    const uint32_t set = static_cast<uint32_t>(i % 31) + 1;
+    for (int t = 0; t < 5; ++t) {
+      if ((set >> t) & 1u) {
+        ASSERT_THAT(world.pages.Add(world.entities[i], tags[t], nullptr), IsOk());
+      }
+    }
+  }
+  CompactFully(world.pages);
+  ASSERT_NO_FATAL_FAILURE(ExpectCompactLayout(world.pages));
+  for (size_t i = 0; i < world.entities.size(); ++i) {
+    const Position* p = world.pages.TryGet(world.entities[i], world.pos);
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(p->x, static_cast<float>(i));
+  }
+}
+
 TEST(EntityPagesCompact, BudgetedPassesReachTheUnboundedLayout) {
   MovingWorld reference(32 * 40 + 17);
   ASSERT_NO_FATAL_FAILURE(FillInterleaved(reference));

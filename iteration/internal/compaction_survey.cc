@@ -54,7 +54,7 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
     return k;
   };
   // Room for two groups per page (the common case) and a page's worth more; a page
-  // of more sets grows it first.
+  // of more sets grows it first, keeping two for each page still to come.
   size_t capacity = num_pages * 2 + kEntityPageSize;
   std::unique_ptr<Survey::Group[]> groups(new Survey::Group[capacity]);
   size_t num_groups = 0;
@@ -119,8 +119,11 @@ void SurveyPages(const uint32_t* occupied, const std::vector<const uint32_t*>& m
       add_group(page, rest_index, rest);
       continue;
     }
-    if (capacity - num_groups < kEntityPageSize) {
-      capacity *= 2;
+    // Room for this page's sets (up to one per slot) and two for each page after it,
+    // which the path above writes unchecked.
+    const size_t needed = kEntityPageSize + 2 * (num_pages - page - 1);
+    if (capacity - num_groups < needed) {
+      capacity = std::max(capacity * 2, num_groups + needed);
       std::unique_ptr<Survey::Group[]> grown(new Survey::Group[capacity]);
       std::copy(groups.get(), groups.get() + num_groups, grown.get());
       groups = std::move(grown);
