@@ -91,6 +91,8 @@ struct DemoReport {
   size_t compact_frames = 0;
   double spark_full_page_share_end = 0;
   size_t sprites_drawn_last_frame = 0;
+  // Sprites whose transform changed in the last frame (the sync's Changed query).
+  size_t sprites_synced_last_frame = 0;
   size_t animated_roots = 0;
   size_t animated_nodes = 0;
   float fog_density_last = 0;

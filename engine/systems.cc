@@ -151,9 +151,9 @@ absl::StatusOr<CommandBuffer::Result> PlayCommands(DemoWorld& world, ParallelCom
   return result;
 }
 
-size_t SyncSprites(DemoWorld& world) {
-  Filter filter;
-  filter.Include(world.sprites().component()).Exclude(world.sparks().component());
+namespace {
+
+size_t SyncSpritesMatching(DemoWorld& world, const Filter& filter) {
   const TransformComponent& transforms = world.transforms();
   size_t synced = 0;
   ForEachMatch(
@@ -169,6 +169,22 @@ size_t SyncSprites(DemoWorld& world) {
       },
       world.sprites().component());
   return synced;
+}
+
+}  // namespace
+
+size_t SyncSprites(DemoWorld& world) {
+  Filter filter;
+  filter.Include(world.sprites().component()).Exclude(world.sparks().component());
+  return SyncSpritesMatching(world, filter);
+}
+
+size_t SyncChangedSprites(DemoWorld& world, uint32_t since) {
+  Filter filter;
+  filter.Include(world.sprites().component())
+      .Exclude(world.sparks().component())
+      .Changed(world.world().has_transform(), since);
+  return SyncSpritesMatching(world, filter);
 }
 
 size_t RenderSprites(DemoWorld& world, std::vector<SpriteVertex>* out) {

@@ -12,7 +12,7 @@
 //     FadeSparks(world, dt, threads > 1, &commands);         // page query, record destroys
 //     PlayCommands(world, &commands);                        // one DestroyBatch
 //     animator.Step(world, frame * dt);                      // SetLocalBatch, propagate
-//     SyncSprites(world);                                    // sprite <- world translation
+//     SyncChangedSprites(world, last_sync);                  // sprite <- moved transform
 //     RenderSprites(world, &vertices);                       // gather the draw list
 //   }
 //
@@ -69,6 +69,13 @@ absl::StatusOr<CommandBuffer::Result> PlayCommands(DemoWorld& world, ParallelCom
 // SyncSprites: every sprite whose entity has a transform (and no spark) takes the
 // transform's world translation as its position. Returns how many. O(sprites).
 size_t SyncSprites(DemoWorld& world);
+// SyncChangedSprites: SyncSprites for the sprites whose transform changed after tick
+// `since` (a Changed query on the World's transform mirror: call
+// World::TrackTransformChanges once first, or nothing matches), then returns how many.
+// A system calling it every frame keeps the tick it last ran at, and advances the tick
+// after it, so changes later in the frame count for its next run. A sprite added to an
+// entity whose transform stays still is not seen: the demo adds none.
+size_t SyncChangedSprites(DemoWorld& world, uint32_t since);
 
 // SpriteVertex: one entry of the draw list.
 struct SpriteVertex {

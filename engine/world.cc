@@ -94,7 +94,42 @@ absl::Status World::Init() {
     stores_.push_back(std::move(store));
     types_.push_back(type);
   }
+  // After the declared types, whose page ids stay as they were without the mirror.
+  STRATA_ASSIGN_OR_RETURN(has_transform_, pages_->RegisterComponent<HasTransform>("has_transform"));
   return absl::OkStatus();
+}
+
+absl::Status World::TrackTransformChanges() {
+  if (transforms_->change_log()) return absl::OkStatus();
+  std::vector<Entity> with_transform(transforms_->size());
+  for (size_t pos = 0; pos < with_transform.size(); ++pos) {
+    with_transform[pos] = transforms_->EntityAt(pos);
+  }
+  STRATA_RETURN_IF_ERROR(pages_->TrackChanges(has_transform_.id));
+  STRATA_RETURN_IF_ERROR(pages_->Add(with_transform, has_transform_, HasTransform{}));
+  transforms_->set_change_log(true);
+  return absl::OkStatus();
+}
+
+void World::SyncTransformMirror() {
+  if (!transforms_->change_log()) return;
+  const Component<HasTransform> tag = has_transform_;
+  EntityPages& pages = *pages_;
+  transforms_->TakeChanges([&](Entity e, TransformComponent::Change change) {
+    switch (change) {
+      case TransformComponent::Change::kCreated:
+        // Gone again since (its entity destroyed): its kDestroyed follows.
+        // Alive, registered and absent: the Add cannot fail.
+        if (entities_->Alive(e) && !pages.Has(e, tag.id)) pages.Add(e, tag, HasTransform{}).IgnoreError();
+        break;
+      case TransformComponent::Change::kDestroyed:
+        if (pages.Has(e, tag.id)) pages.Remove(e, tag).IgnoreError();  // present: cannot fail
+        break;
+      case TransformComponent::Change::kMoved:
+        pages.MarkChanged(e, tag.id);
+        break;
+    }
+  });
 }
 
 // Every listener (the stores' and listener_) is a Subscription: it unsubscribes when
@@ -180,6 +215,7 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
       slot.name.assign(names[i].data(), names[i].size());
     }
   }
+  SyncTransformMirror();
   // The spawn's adds reach the observers now.
   STRATA_RETURN_IF_ERROR(events_->Flush());
   return spawned;
@@ -378,7 +414,10 @@ absl::string_view World::EntityName(Entity entity) const {
   return slot.generation == entity.generation() ? absl::string_view(slot.name) : absl::string_view();
 }
 
-void World::UpdateTransforms() { transforms_->UpdateWorld(); }
+void World::UpdateTransforms() {
+  transforms_->UpdateWorld();
+  SyncTransformMirror();
+}
 
 size_t World::ComponentCount(Entity entity) const {
   size_t n = index_->Components(entity).size();

@@ -86,6 +86,10 @@ struct SaveOptions {
   bool keep_names = true;
 };
 
+// HasTransform: the page-store tag by which a World mirrors its transforms into page
+// queries (World::TrackTransformChanges).
+struct HasTransform {};
+
 // With<Ts...> / Without<Ts...>: the components World::Each also requires / excludes.
 template <typename... Ts>
 struct With {};
@@ -184,8 +188,24 @@ class World {
   // behind. O(types).
   size_t ComponentCount(Entity entity) const;
 
-  // UpdateTransforms: deferred mode: propagates dirty transforms. Immediate: nothing.
+  // UpdateTransforms: deferred mode: propagates dirty transforms. Then, with
+  // TrackTransformChanges on, brings the mirror below up to date.
   void UpdateTransforms();
+
+  // TrackTransformChanges: mirrors the transform store into page queries, so that
+  // "sprites whose transform changed" is one query:
+  //   Filter f;
+  //   f.Include(sprites).Changed(world.has_transform(), last_run_tick);
+  // From the call on, every entity with a transform carries the tag HasTransform in
+  // pages() (tracked by change detection), and each change to its world matrix (a new
+  // local, a new parent or none, its parent destroyed) marks it written. The mirror
+  // follows the transform store at sync points: UpdateTransforms() and the end of a
+  // Spawn, as the world matrices of deferred mode follow at UpdateTransforms; a query
+  // between sees the state of the last one. Cost: O(transforms) for this call, then per
+  // sync O(changed nodes) (a moved node's subtree counts). Not inside a walk of
+  // pages() (the mirror adds and removes the tag). Idempotent.
+  absl::Status TrackTransformChanges();
+  Component<HasTransform> has_transform() const { return has_transform_; }
 
   MemoryReport Memory() const;
 
@@ -323,6 +343,8 @@ class World {
     return typed;
   }
   [[noreturn]] void TypedAccessFailed(const void* cpp, const char* what) const;
+  // Applies the transform store's change log to the HasTransform mirror.
+  void SyncTransformMirror();
 
   template <typename Fn, typename... Args>
   void EachWith(Filter filter, Fn& fn, std::tuple<Args...>*) const {
@@ -390,6 +412,7 @@ class World {
   // In front of indexer_ on pages_ (destroyed first, which puts the indexer back).
   std::unique_ptr<ComponentEvents> events_;
   std::unique_ptr<PropertySystem> properties_;
+  Component<HasTransform> has_transform_;
   // stores_[s]: the store of types_[s], the registry's types in its order at Create
   // (a type added to the registry later has no store in this world).
   std::vector<std::unique_ptr<ComponentStore>> stores_;

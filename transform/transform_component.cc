@@ -115,6 +115,7 @@ absl::StatusOr<TransformHandle> TransformComponent::Create(
   Grow(size_ + 1);
   const uint32_t pos = Append(entity, copy);
   InsertEntity(entity, id_[pos]);
+  LogChange(entity, Change::kCreated);
   return HandleAt(pos);
 }
 
@@ -232,6 +233,9 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     FillEntity(entities[k], id_[pos]);
     out[k] = HandleAt(pos);
   }
+  if (change_log_) [[unlikely]] {
+    for (Entity e : entities) changes_.push_back({e, Change::kCreated});
+  }
   return absl::OkStatus();
 }
 
@@ -296,6 +300,9 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
                                     first + static_cast<uint32_t>(end));
   }
   first_dirty_ = static_cast<uint32_t>(size_);
+  if (change_log_) [[unlikely]] {
+    for (Entity e : entities) changes_.push_back({e, Change::kCreated});
+  }
   return absl::OkStatus();
 }
 
@@ -379,11 +386,17 @@ void TransformComponent::DestroyAt(uint32_t pos) {
   }
   Swap(pos, static_cast<uint32_t>(size_ - 1));
   pos = static_cast<uint32_t>(size_ - 1);
+  LogChange(entity_[pos], Change::kDestroyed);
   EraseEntity(entity_[pos]);
   FreeId(id_[pos]);
   --size_;
 
   // The orphans' world is now their local: update their subtrees.
+  if (change_log_) [[unlikely]] {
+    for (uint32_t id : orphan_ids) {
+      changes_.push_back({entity_[id_slots_[id].position], Change::kMoved});
+    }
+  }
   if (options_.mode == Mode::kImmediate) {
     for (uint32_t& id : orphan_ids) id = id_slots_[id].position;
     const HierarchyView view = View();
@@ -391,6 +404,49 @@ void TransformComponent::DestroyAt(uint32_t pos) {
   } else {
     for (uint32_t id : orphan_ids) Touch(id_slots_[id].position);
   }
+}
+
+void TransformComponent::set_change_log(bool on) {
+  change_log_ = on;
+  changes_.clear();
+  changes_.shrink_to_fit();
+  change_log_applied_ = 0;
+}
+
+void TransformComponent::TakeChanges(absl::FunctionRef<void(Entity, Change)> fn) {
+  // Deferred mode keeps the moves after change_log_applied_ (not applied yet), in order.
+  const size_t applied =
+      options_.mode == Mode::kImmediate ? changes_.size() : change_log_applied_;
+  size_t kept = 0;
+  for (size_t k = 0; k < changes_.size(); ++k) {
+    const LoggedChange c = changes_[k];
+    if (c.change != Change::kMoved) {
+      fn(c.entity, c.change);
+      continue;
+    }
+    if (k >= applied) {
+      changes_[kept++] = c;
+      continue;
+    }
+    const uint32_t id = FindId(c.entity);
+    if (id == kNone) continue;  // destroyed since
+    // The subtree in preorder, without recursion: first_child / next_sibling, up
+    // through parent_ until a sibling or the start.
+    const uint32_t start = id_slots_[id].position;
+    uint32_t node = start;
+    while (true) {
+      fn(entity_[node], Change::kMoved);
+      if (first_child_[node] != kNone) {
+        node = first_child_[node];
+        continue;
+      }
+      while (node != start && next_sibling_[node] == kNone) node = parent_[node];
+      if (node == start) break;
+      node = next_sibling_[node];
+    }
+  }
+  changes_.resize(kept);
+  change_log_applied_ = 0;
 }
 
 absl::Status TransformComponent::Destroy(TransformHandle i) {

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -347,6 +348,25 @@ class TransformComponent {
   // Internal naming the first broken one. For tests and debugging.
   absl::Status CheckInvariants() const;
 
+  // Change log, for whoever mirrors the transforms elsewhere (a World's page queries
+  // ask "whose transform changed since tick t"). Off by default; while on, every call
+  // that creates or destroys a node, or changes a world matrix (SetLocal, SetLocalBatch,
+  // Link, Unlink, the orphaning of a Destroy), records the entity, O(1) per call and
+  // per instance of a batch: the subtree below a moved node is not walked until taken.
+  enum class Change : uint8_t { kCreated, kMoved, kDestroyed };
+  // set_change_log: starts (clearing what an earlier log held) or stops recording.
+  void set_change_log(bool on);
+  bool change_log() const { return change_log_; }
+  // TakeChanges: calls fn(entity, change) for each recorded change in order, and for a
+  // moved node once for it and once for every node of its subtree as it is now (a node
+  // linked below it later was recorded by its Link; one moved away, by its Unlink): so
+  // every node whose world matrix changed is reported at least once, some twice. A
+  // node destroyed since its kMoved is skipped. Then forgets them. Deferred mode: a
+  // kMoved only once an UpdateWorld() has applied it (later ones wait for the next),
+  // so a reported matrix is the one World() returns; creations and destructions at
+  // once. O(changes + moved subtrees). `fn` must not change this component.
+  void TakeChanges(absl::FunctionRef<void(Entity, Change)> fn);
+
  private:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
 
@@ -549,6 +569,19 @@ class TransformComponent {
   std::vector<uint32_t> scratch_path_;
   std::vector<uint32_t> scratch_splits_;
   std::vector<uint32_t> scratch_inner_;
+
+  // The change log (see set_change_log): entries in order; in deferred mode those
+  // before change_log_applied_ are the ones the last UpdateWorld applied.
+  struct LoggedChange {
+    Entity entity;
+    Change change;
+  };
+  void LogChange(Entity entity, Change change) {
+    if (change_log_) [[unlikely]] changes_.push_back({entity, change});
+  }
+  bool change_log_ = false;
+  std::vector<LoggedChange> changes_;
+  size_t change_log_applied_ = 0;
 
   // The manager ConnectTo chose; active() or expired() while connected.
   EntityManager::Subscription manager_;

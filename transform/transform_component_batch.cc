@@ -135,6 +135,9 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle>
     for (size_t k = 0; k < instances.size(); ++k) {
       if (!IsValid(instances[k])) return not_found(k);
     }
+    if (change_log_) [[unlikely]] {
+      for (TransformHandle i : instances) LogChange(entity_[PositionOf(i)], Change::kMoved);
+    }
     for (size_t k = 0; k < instances.size(); ++k) {
       const uint32_t pos = PositionOf(instances[k]);
       local_[pos] = locals[k];
@@ -191,6 +194,9 @@ absl::Status TransformComponent::SetLocalBatch(absl::Span<const TransformHandle>
     return ParallelReduce(n, grain, scan_range);
   }();
   if (scan.first_invalid != SIZE_MAX) return not_found(scan.first_invalid);
+  if (change_log_) [[unlikely]] {
+    for (size_t k = 0; k < n; ++k) LogChange(entity_[scratch_positions_[k]], Change::kMoved);
+  }
   const bool any_parented = scan.parented;
   const bool increasing = scan.increasing;  // positions strictly increasing: no repeats
   if (!any_parented && (increasing || n < options_.parallel_min_nodes)) {
@@ -304,6 +310,9 @@ absl::Status TransformComponent::SetLocalBatch(PreparedBatch& batch,
     if (!s.ok()) return s;
   }
   const uint32_t* positions = batch.positions_.data();
+  if (change_log_) [[unlikely]] {
+    for (size_t k = 0; k < n; ++k) LogChange(entity_[positions[k]], Change::kMoved);
+  }
   if (options_.mode == Mode::kDeferred) {
     // Touch may move nodes (a clean node joins the dirty range by swaps), which would
     // invalidate the positions still to be read: first every local (last of repeats

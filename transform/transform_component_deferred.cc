@@ -26,6 +26,7 @@ constexpr size_t kChunksPerThread = 4;
 // ---- Deferred update -----------------------------------------------------------------
 
 void TransformComponent::UpdateWorld() {
+  change_log_applied_ = changes_.size();
   if (options_.mode == Mode::kImmediate || first_dirty_ == size_) return;
   const uint32_t end = static_cast<uint32_t>(size_);
   const uint32_t idle_limit = options_.idle_updates_before_clean;

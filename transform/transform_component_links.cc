@@ -121,6 +121,7 @@ absl::Status TransformComponent::Link(TransformHandle child, TransformHandle par
         " would make a cycle"));
   }
   if (parent_[c] == p) return absl::OkStatus();
+  LogChange(entity_[c], Change::kMoved);
   Detach(c);
   Attach(c, p);
   Touch(c);
@@ -147,6 +148,7 @@ absl::Status TransformComponent::Unlink(TransformHandle child) {
   if (!IsValid(child)) return absl::NotFoundError("Unlink: instance is invalid or stale");
   const uint32_t c = PositionOf(child);
   if (parent_[c] == kNone) return absl::OkStatus();
+  LogChange(entity_[c], Change::kMoved);
   Detach(c);
   Touch(c);
   return absl::OkStatus();
@@ -157,6 +159,7 @@ absl::Status TransformComponent::Unlink(TransformHandle child) {
 bool TransformComponent::SetLocal(TransformHandle i, const Matrix4x4& local) {
   if (!IsValid(i)) return false;
   uint32_t pos = PositionOf(i);
+  LogChange(entity_[pos], Change::kMoved);
   if (options_.mode == Mode::kImmediate) {
     if (parent_[pos] == kNone && first_child_[pos] == kNone) {
       // A lone root, the common case: world == local, no dispatch.

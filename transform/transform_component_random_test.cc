@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
+#include <utility>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,8 +44,11 @@ INSTANTIATE_TEST_SUITE_P(Modes, TransformModes,
 
 // large_update_threshold: Options::parallel_min_nodes and stream_min_nodes (0: the
 // defaults), so that small sequences exercise the parallel and streaming paths.
+// With the change log on, each check also takes the changes and compares them with
+// the reference: every entity whose world matrix differs from the last check, or that
+// is new, is reported moved or created; every one gone is reported destroyed.
 void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
-                       size_t large_update_threshold = 0) {
+                       size_t large_update_threshold = 0, bool log_changes = true) {
   Random rng(seed);
   SCOPED_TRACE(rng.DescribeSeed());
   SCOPED_TRACE(large_update_threshold);
@@ -56,6 +61,8 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
   }
   TransformComponent tc(options);
   tc.ConnectTo(manager);
+  tc.set_change_log(log_changes);
+  std::map<Entity, Matrix4x4> world_at_last_check;
   std::map<Entity, RefNode> ref;
   std::map<Entity, TransformHandle> handle;
   std::vector<TransformHandle> stale;
@@ -195,13 +202,87 @@ void RunRandomSequence(Mode mode, uint64_t seed, int steps, size_t max_nodes,
       ASSERT_TRUE(NearlyEqual(tc.World(i), expected, 2e-4f, 1e-4f))
           << e << " world " << tc.World(i) << " expected " << expected;
     }
+    if (!log_changes) continue;
+    std::set<Entity> moved_or_created;
+    std::set<Entity> destroyed;
+    tc.TakeChanges([&](Entity e, TransformComponent::Change change) {
+      switch (change) {
+        case TransformComponent::Change::kDestroyed:
+          ASSERT_TRUE(!ref.contains(e)) << e << " reported destroyed, but it is here";
+          destroyed.insert(e);
+          break;
+        case TransformComponent::Change::kMoved:  // a node destroyed since is skipped
+          ASSERT_TRUE(ref.contains(e)) << e << " reported moved, but it is gone";
+          moved_or_created.insert(e);
+          break;
+        case TransformComponent::Change::kCreated:  // and perhaps destroyed after
+          moved_or_created.insert(e);
+          break;
+      }
+    });
+    for (Entity e : moved_or_created) {
+      if (!ref.contains(e)) {
+        ASSERT_TRUE(destroyed.contains(e)) << e << " gone unreported";
+      }
+    }
+    for (const auto& [e, world] : world_at_last_check) {
+      if (!ref.contains(e)) {
+        ASSERT_TRUE(destroyed.contains(e)) << e << " gone unreported";
+      }
+    }
+    for (const auto& [e, node] : ref) {
+      auto before = world_at_last_check.find(e);
+      if (before == world_at_last_check.end() || !(before->second == cache.at(e))) {
+        ASSERT_TRUE(moved_or_created.contains(e)) << e << " changed unreported";
+      }
+    }
+    world_at_last_check = cache;
   }
+}
+
+// Deferred mode: a move is taken only once an UpdateWorld has applied it; a creation
+// or a destruction at once.
+TEST(TransformChangeLog, DeferredChangesWaitForUpdateWorld) {
+  EntityManager manager;
+  TransformComponent tc(WithMode(Mode::kDeferred));
+  const Entity a = manager.Create(), b = manager.Create();
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle ia, tc.Create(a, Matrix4x4::Identity()));
+  tc.set_change_log(true);  // what came before is not logged
+  STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle ib, tc.Create(b, Matrix4x4::Identity()));
+  ASSERT_THAT(tc.Link(ib, ia), IsOk());
+  std::vector<std::pair<Entity, TransformComponent::Change>> taken;
+  auto take = [&] {
+    taken.clear();
+    tc.TakeChanges([&](Entity e, TransformComponent::Change c) { taken.emplace_back(e, c); });
+  };
+  using C = TransformComponent::Change;
+  take();  // the creation at once, the link's move not yet
+  EXPECT_THAT(taken, ::testing::ElementsAre(std::pair(b, C::kCreated)));
+  tc.UpdateWorld();
+  ASSERT_TRUE(tc.SetLocal(ia, Matrix4x4::Translation(1, 2, 3)));  // after the update
+  take();
+  EXPECT_THAT(taken, ::testing::ElementsAre(std::pair(b, C::kMoved)));
+  take();
+  EXPECT_TRUE(taken.empty());
+  tc.UpdateWorld();
+  take();  // a's subtree: a, then b
+  EXPECT_THAT(taken, ::testing::ElementsAre(std::pair(a, C::kMoved), std::pair(b, C::kMoved)));
+  ASSERT_THAT(tc.Destroy(ia), IsOk());  // b becomes a root: its world changes
+  tc.UpdateWorld();
+  take();
+  EXPECT_THAT(taken, ::testing::ElementsAre(std::pair(a, C::kDestroyed), std::pair(b, C::kMoved)));
+  tc.set_change_log(false);
+  ASSERT_TRUE(tc.SetLocal(ib, Matrix4x4::Identity()));
+  tc.UpdateWorld();
+  take();
+  EXPECT_TRUE(taken.empty());
 }
 
 TEST_P(TransformModes, RandomSequencesMatchNaiveReference) {
   const uint64_t seed = ::strata::testing::TestSeed();
   for (uint64_t round = 0; round < 4; ++round) {
-    RunRandomSequence(GetParam(), seed + round, 2500, round % 2 == 0 ? 24 : 96);
+    RunRandomSequence(GetParam(), seed + round, 2500, round % 2 == 0 ? 24 : 96,
+                      /*large_update_threshold=*/0, /*log_changes=*/round != 1);
     if (HasFatalFailure()) return;
   }
 }
@@ -212,7 +293,7 @@ TEST_P(TransformModes, RandomSequencesMatchNaiveReferenceOnTheParallelStreamingP
   const uint64_t seed = ::strata::testing::TestSeed() + 100;
   for (uint64_t round = 0; round < 4; ++round) {
     RunRandomSequence(GetParam(), seed + round, 2500, round % 2 == 0 ? 24 : 96,
-                      round < 2 ? 2 : 8);
+                      round < 2 ? 2 : 8, /*log_changes=*/round != 1);
     if (HasFatalFailure()) return;
   }
 }

@@ -187,6 +187,7 @@ size_t TransformComponent::MemoryUsage() const {
             scratch_path_.capacity() + scratch_splits_.capacity() +
             scratch_inner_.capacity()) *
            sizeof(uint32_t);
+  bytes += changes_.capacity() * sizeof(LoggedChange);
   return bytes;
 }
 
