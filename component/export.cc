@@ -1,6 +1,7 @@
 #include "component/export.h"
 
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -11,7 +12,9 @@
 #include "base/status_macros.h"
 #include "base/user_text.h"
 #include "nlohmann/json.hpp"
+#include "absl/strings/str_split.h"
 #include "resource/metadata.h"
+#include "resource/prefab.h"
 
 namespace strata {
 namespace {
@@ -78,8 +81,35 @@ std::string InstanceName(const ComponentTypeView& section, size_t i, const Resou
 
 }  // namespace
 
+// FieldIndex: the position of field `key` in `layout` ("hp:f32:4;max:f32:4"), or -1.
+int FieldIndex(absl::string_view layout, absl::string_view key) {
+  int i = 0;
+  for (absl::string_view field : absl::StrSplit(layout, ';', absl::SkipEmpty())) {
+    if (field.substr(0, field.find(':')) == key) return i;
+    ++i;
+  }
+  return -1;
+}
+
 absl::StatusOr<json> ExportLevel(const EntityResourceView& view, const ComponentRegistry& registry) {
   STRATA_ASSIGN_OR_RETURN(const ResourceMetadata meta, ReadResourceMetadata(view));
+  // Instances of prefabs are written as the prefab and what they override; the
+  // prefab's own entities below an instance are not written (the compiler makes them).
+  STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
+  json prefab_definitions = json::object();
+  for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
+    STRATA_ASSIGN_OR_RETURN(json level, ExportLevel(prefab.view, registry));
+    json& root = level["entities"][0];
+    root.erase("name");
+    prefab_definitions[std::string(prefab.name)] = std::move(root);
+  }
+  absl::flat_hash_map<uint32_t, const PrefabEntityRecord*> from_prefab;
+  for (const PrefabEntityRecord& record : prefabs.entities) from_prefab[record.entity] = &record;
+  // (entity, type, name) -> override record
+  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, const PrefabOverrideRecord*> overrides;
+  for (const PrefabOverrideRecord& record : prefabs.overrides) {
+    overrides[{record.entity, record.type, record.name}] = &record;
+  }
   std::vector<std::vector<uint32_t>> children;
   const std::vector<uint32_t> number = PreorderNumbers(view.parent_index(), &children);
   absl::node_hash_map<std::string, std::string> scratch;
@@ -90,6 +120,9 @@ absl::StatusOr<json> ExportLevel(const EntityResourceView& view, const Component
   for (uint32_t k = 0; k < n; ++k) {
     const absl::string_view name = meta.EntityName(k);
     if (!name.empty()) nodes[k]["name"] = std::string(name);
+    if (auto it = from_prefab.find(k); it != from_prefab.end() && it->second->node == 0) {
+      nodes[k]["prefab"] = std::string(prefabs.prefabs[it->second->prefab].name);
+    }
   }
   for (const ComponentTypeView& section : view.component_types()) {
     if (IsMetadataSection(section.type)) continue;
@@ -112,27 +145,52 @@ absl::StatusOr<json> ExportLevel(const EntityResourceView& view, const Component
         return absl::Status(fields.status().code(), absl::StrCat("entity ", section.entity_index[i], " \"",
                                                                  type->name(), "\": ", fields.status().message()));
       }
+      const uint32_t k = section.entity_index[i];
+      const PrefabOverrideRecord* override_record = nullptr;
+      if (auto it = from_prefab.find(k); it != from_prefab.end()) {
+        if (it->second->node != 0) continue;  // the prefab's entity: made by the compiler
+        auto o = overrides.find({k, section.type.value(), section.names[i]});
+        if (o == overrides.end()) continue;  // the prefab's values
+        override_record = o->second;
+      }
       json component = json::object();
       component["type"] = type->name();
       const std::string instance_name = InstanceName(section, i, meta, type->name());
       if (instance_name != type->name()) component["name"] = instance_name;
-      for (auto it = fields->begin(); it != fields->end(); ++it) component[it.key()] = std::move(it.value());
-      nodes[section.entity_index[i]]["components"].push_back(std::move(component));
+      for (auto it = fields->begin(); it != fields->end(); ++it) {
+        if (override_record != nullptr && !override_record->added) {
+          // Only the fields the level overrode; a key that is not a declared field (a
+          // type with its own codec) stands for all of them.
+          const int field = FieldIndex(type->layout(), it.key());
+          if (field >= 0 ? !override_record->Overrides(static_cast<size_t>(field))
+                         : !override_record->Overrides(0)) {
+            continue;
+          }
+        }
+        component[it.key()] = std::move(it.value());
+      }
+      nodes[k]["components"].push_back(std::move(component));
     }
   }
   // Children have larger numbers than their parents: build bottom-up.
   json roots = json::array();
+  auto made_by_prefab = [&](uint32_t k) {
+    auto it = from_prefab.find(k);
+    return it != from_prefab.end() && it->second->node != 0;
+  };
   for (uint32_t k = n; k-- > 0;) {
-    if (!children[k].empty()) {
-      json list = json::array();
-      for (uint32_t c : children[k]) list.push_back(std::move(nodes[c]));
-      nodes[k]["children"] = std::move(list);
+    json list = json::array();
+    for (uint32_t c : children[k]) {
+      if (!made_by_prefab(c)) list.push_back(std::move(nodes[c]));
     }
+    if (!list.empty()) nodes[k]["children"] = std::move(list);
   }
   for (uint32_t k = 0; k < n; ++k) {
-    if (view.parent_index()[k] == kNoParent) roots.push_back(std::move(nodes[k]));
+    if (view.parent_index()[k] == kNoParent && !made_by_prefab(k)) roots.push_back(std::move(nodes[k]));
   }
-  return json{{"entities", std::move(roots)}};
+  json out = {{"entities", std::move(roots)}};
+  if (!prefabs.empty()) out["prefabs"] = std::move(prefab_definitions);
+  return out;
 }
 
 absl::StatusOr<std::string> DescribeResource(const EntityResourceView& view,

@@ -11,6 +11,7 @@
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "resource/metadata.h"
+#include "resource/prefab.h"
 
 namespace strata {
 namespace {
@@ -202,6 +203,8 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
       }
     }
   }
+  // A corrupt prefab section fails the spawn before anything exists, too.
+  STRATA_RETURN_IF_ERROR(ReadPrefabTable(view).status());
   STRATA_ASSIGN_OR_RETURN(std::vector<Entity> spawned,
                           spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats));
   if (!names.empty()) {

@@ -24,15 +24,32 @@
 //   // unknown components when Options::unknown_components is kSkip.
 //
 // Level JSON:
-//   {"entities": [ENTITY, ...]}
+//   {"prefabs": {"orc": PREFAB, ...},          (optional)
+//    "entities": [ENTITY, ...]}
 //   ENTITY    = {"name": "car",                  (optional, used in error messages)
+//                "prefab": "orc",                (optional: an instance of that prefab)
 //                "components": [COMPONENT, ...], (optional)
 //                "children": [ENTITY, ...]}      (optional: entities with this parent)
+//   PREFAB    = {"prefab": "creature",           (optional: based on that prefab)
+//                "components": [COMPONENT, ...], (optional)
+//                "children": [ENTITY, ...]}      (optional; they may not name a prefab)
 //   COMPONENT = {"type": "transform",            (required: the registered type name)
 //                "name": "Transform",            (optional, defaults to the type; unique
 //                                                 within the entity; "#" and 8 hex
 //                                                 digits is that IdString32 itself)
 //                ...fields read by the type's compile function}
+// Prefabs: an instance gets the prefab's components, each with the fields the instance's
+// component of the same name writes replaced (a component the prefab lacks is added),
+// and the prefab's children (after its own). A prefab based on another is merged the
+// same way, its children after the base's; a cycle or a missing prefab is an error
+// naming it. Entity references inside a prefab name the prefab's own entities (its
+// name for its root, its children's names, paths of names from it "tank/turret") and point to
+// the instance's copies; a reference an instance writes names entities of the level.
+// The output is flat (each instance holds plain copies: spawning pays nothing for
+// prefabs) plus a strata.prefabs section (resource/prefab.h) recording each prefab,
+// which entities came from which prefab, and which fields each instance overrode.
+// "prefabs" before "entities" and "prefab" before an entity's "components" keep the
+// fast streaming path; other orders compile to the same bytes, slower.
 // Entities are numbered depth-first, parents before children. An entity-reference
 // field names another entity of the level by its "name" (which must then be unique) or
 // by its path of names from a root, "level/car/wheel", or by its number, "#12" (what
@@ -50,6 +67,7 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -72,6 +90,9 @@ struct EntityRefFixup {
   size_t offset = 0;       // byte offset of the uint32 in the type's data
   std::string field;       // the JSON key, for error messages
   std::string reference;   // an entity name, or a path of names "root/child/grandchild"
+  // resolved: the target's number when the compiler already knows it (references that
+  // came from a prefab); kNoEntityRef: resolve `reference`.
+  uint32_t resolved = kNoEntityRef;
 };
 
 // ComponentDataWriter: appends one component instance's binary data in the blob's
@@ -257,6 +278,15 @@ class EntityCompiler {
   // LevelBuilder: numbers entities, compiles components and writes the blob; fed by
   // the streaming front-end (resource/internal/level_stream.h) or the DOM walk.
   class LevelBuilder;
+  // The level's prefabs, resolved and compiled (entity_compiler.cc).
+  struct CompiledPrefab;
+  class PrefabLibrary;
+  // BuildPrefabs: resolves `definitions` (the level's "prefabs") and compiles each
+  // prefab on its own.
+  absl::StatusOr<std::unique_ptr<PrefabLibrary>> BuildPrefabs(const nlohmann::json& definitions,
+                                                              const Options& options) const;
+  // WalkDom: the DOM walk of an "entities" array into `builder`.
+  absl::Status WalkDom(const nlohmann::json& entities, LevelBuilder& builder) const;
   // CompileDom: the whole-document path: nlohmann's DOM, then the same walk. Used for
   // the rare shapes the streaming front-end leaves to it and for its exact messages.
   absl::StatusOr<Result> CompileDom(absl::string_view json_text, const Options& options) const;
@@ -265,6 +295,7 @@ class EntityCompiler {
     ComponentCompileInfo info;
     IdString32 id;
     uint32_t fingerprint = 0;
+    std::vector<std::string> field_names;  // from info.layout, in order
   };
 
   std::vector<Registration> registrations_;

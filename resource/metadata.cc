@@ -8,6 +8,7 @@
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
+#include "resource/prefab.h"
 #include "resource/strict_json.h"
 
 namespace strata {
@@ -25,11 +26,16 @@ const IdString32& LayoutsId() {
   static const IdString32 id(kLayoutsSection);
   return id;
 }
+const IdString32& PrefabsId() {
+  static const IdString32 id(kPrefabsSection);
+  return id;
+}
 
 }  // namespace
 
 bool IsMetadataSection(IdString32 type) {
-  return type == EntityNamesId() || type == NameStringsId() || type == LayoutsId();
+  return type == EntityNamesId() || type == NameStringsId() || type == LayoutsId() ||
+         type == PrefabsId();
 }
 
 ComponentTypeContents MakeStringSection(IdString32 type, std::vector<uint32_t> entity_index,
@@ -138,7 +144,8 @@ const absl::string_view* ResourceMetadata::NameText(uint32_t id) const {
 absl::StatusOr<ResourceMetadata> ReadResourceMetadata(const EntityResourceView& view) {
   ResourceMetadata meta;
   for (const ComponentTypeView& section : view.component_types()) {
-    if (!IsMetadataSection(section.type)) continue;
+    // The prefab section is not a string section: resource/prefab.h reads it.
+    if (!IsMetadataSection(section.type) || section.type == PrefabsId()) continue;
     absl::StatusOr<std::vector<absl::string_view>> strings = ReadStringSection(section);
     if (!strings.ok()) return strings.status();
     for (size_t i = 0; i < strings->size(); ++i) {

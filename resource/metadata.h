@@ -9,7 +9,10 @@
 //                        as text) of component type names[i], whose section's
 //                        layout_fingerprint is the XXH32 of that text
 //
-// All three are string sections: stride 0, data = uint32 end[n] (blob byte order; the
+//   strata.prefabs       the prefabs of the level and which entities came from them
+//                        (resource/prefab.h; not a string section)
+//
+// The first three are string sections: stride 0, data = uint32 end[n] (blob byte order; the
 // end offset of string i within the bytes that follow) then the bytes of the strings.
 // The spawner passes over metadata sections without counting them as skipped types.
 //

@@ -18,6 +18,7 @@
 #include "resource/entity_compiler.h"
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
+#include "resource/prefab.h"
 #include "resource/fuzz/fuzz_components.h"
 
 namespace {
@@ -42,6 +43,11 @@ void CheckBlob(const std::vector<std::byte>& blob, bool verify_checksum) {
   if (!view.ok()) return;
   volatile uint32_t sink = TouchAll(*view);
   (void)sink;
+  // The prefab section: refused or read within bounds, and its prefabs' blobs too.
+  if (absl::StatusOr<strata::PrefabTable> prefabs = strata::ReadPrefabTable(*view); prefabs.ok()) {
+    for (const strata::PrefabTable::Prefab& prefab : prefabs->prefabs) sink = TouchAll(prefab.view);
+    for (const strata::PrefabOverrideRecord& r : prefabs->overrides) sink = r.entity + r.type;
+  }
   strata::EntityManager manager;
   strata::fuzz_internal::FuzzWorld world;
   absl::StatusOr<std::vector<strata::Entity>> entities =

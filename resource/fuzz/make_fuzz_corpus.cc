@@ -30,6 +30,13 @@ constexpr Level kLevels[] = {
                       "children": [{"components": [{"type": "fuzz_fixed", "v": [9, 9, 9]}]}]}]},
        {"name": "sun", "components": [{"type": "fuzz_var", "n": 1}]}]})"},
     {"unknown", R"({"entities": [{"components": [{"type": "fuzz_fixed"}, {"type": "mystery"}]}]})"},
+    {"prefabs", R"({"prefabs": {
+       "wheel": {"components": [{"type": "fuzz_fixed", "v": [1, 1, 1]}]},
+       "car": {"components": [{"type": "fuzz_var", "n": 2}],
+               "children": [{"name": "w", "components": [{"type": "fuzz_fixed"}]}]},
+       "truck": {"prefab": "car", "components": [{"type": "fuzz_var", "n": 4}]}},
+     "entities": [{"prefab": "car"}, {"prefab": "truck", "components": [{"type": "fuzz_fixed", "v": [2, 2, 2]}]},
+                  {"prefab": "wheel", "components": [{"type": "fuzz_fixed", "v": [3, 3, 3]}]}]})"},
 };
 
 bool Write(const std::string& path, absl::Span<const std::byte> bytes) {

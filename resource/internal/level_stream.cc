@@ -42,7 +42,8 @@ size_t SkipSpace(absl::string_view text, size_t i) {
 // not balance. Strings are skipped whole, so brackets inside them do not count. Raises
 // `*max_depth` to the element's nesting depth. Only splits the text: simdjson
 // validates every byte of the element afterwards.
-size_t ScanElement(absl::string_view text, size_t i, size_t* max_depth) {
+size_t ScanElement(absl::string_view text, size_t i, size_t* max_depth,
+                   bool object_member = false) {
   // Bytes that matter outside strings; everything else is skipped in a tight loop.
   static constexpr auto kSpecial = [] {
     std::array<bool, 256> special{};
@@ -69,7 +70,7 @@ size_t ScanElement(absl::string_view text, size_t i, size_t* max_depth) {
     } else if (c == '{' || c == '[') {
       if (++depth > *max_depth) *max_depth = depth;
     } else if (c == '}' || c == ']') {
-      if (depth == 0) return c == ']' ? i : absl::string_view::npos;
+      if (depth == 0) return (c == ']') != object_member ? i : absl::string_view::npos;
       --depth;
     } else if (depth == 0) {  // ','
       return i;
@@ -134,6 +135,7 @@ class Walker {
     bool has_name = false;
     bool has_components = false;
     bool has_children = false;
+    bool has_prefab = false;
   };
 
   // Walk: depth-first over the open arrays and objects, parents before children.
@@ -144,7 +146,9 @@ class Walker {
         if (frame.started) ++frame.field;  // the previous field's value is consumed
         frame.started = true;
         if (frame.field == frame.field_end) {
+          const uint32_t ended = frame.entity;
           stack_.pop_back();
+          if (!sink_->EndEntity(ended).ok()) return Step::kStop;
           continue;
         }
         if (Field(stack_.size() - 1) != Step::kOk) return Step::kStop;
@@ -189,6 +193,15 @@ class Walker {
       std::string_view name;
       if (field.value().get_string().get(name)) return Step::kStop;
       sink_->SetName(index, View(name));
+      return Step::kOk;
+    }
+    if (key == "prefab") {
+      // After "components", the instance's components were compiled as plain ones: the
+      // DOM path, which reads every key first, compiles it.
+      if (std::exchange(stack_[f].has_prefab, true) || stack_[f].has_components) return Step::kStop;
+      std::string_view prefab;
+      if (field.value().get_string().get(prefab)) return Step::kStop;
+      if (!sink_->SetPrefab(index, View(prefab)).ok()) return Step::kStop;
       return Step::kOk;
     }
     if (key == "components") {
@@ -349,6 +362,25 @@ struct Slice {
   size_t max_depth = 0;
 };
 
+constexpr absl::string_view kPrefabsKey = "\"prefabs\"";
+
+// PrefabsValue: where the value of a "prefabs" member at `i` begins, or npos.
+size_t PrefabsValue(absl::string_view text, size_t i) {
+  if (text.substr(i, kPrefabsKey.size()) != kPrefabsKey) return absl::string_view::npos;
+  i = SkipSpace(text, i + kPrefabsKey.size());
+  if (i >= text.size() || text[i] != ':') return absl::string_view::npos;
+  return SkipSpace(text, i + 1);
+}
+
+// PrefabsEnd: for a "prefabs" member at `i`, the offset of the ',' or '}' after its
+// value; npos if there is none.
+size_t PrefabsEnd(absl::string_view text, size_t i) {
+  i = PrefabsValue(text, i);
+  if (i == absl::string_view::npos) return i;
+  size_t depth = 0;
+  return ScanElement(text, i, &depth, /*object_member=*/true);
+}
+
 // SliceScanner: cuts the entity array into slices, in order. Sequential by nature (a
 // slice starts where the previous one ended), and cheap next to walking a slice.
 class SliceScanner {
@@ -362,6 +394,11 @@ class SliceScanner {
     size_t i = SkipSpace(text, 0);
     if (i >= text.size() || text[i] != '{') return;
     i = SkipSpace(text, i + 1);
+    // A leading "prefabs" member (read by the caller, LeadingPrefabs) is passed over.
+    if (size_t after = PrefabsEnd(text, i); after != absl::string_view::npos) {
+      if (text[after] != ',') return;
+      i = SkipSpace(text, after + 1);
+    }
     if (text.substr(i, kKey.size()) != kKey) return;
     i = SkipSpace(text, i + kKey.size());
     if (i >= text.size() || text[i] != ':') return;
@@ -423,6 +460,17 @@ class SliceScanner {
 };
 
 }  // namespace
+
+absl::string_view LeadingPrefabs(absl::string_view text) {
+  size_t i = SkipSpace(text, 0);
+  if (i >= text.size() || text[i] != '{') return {};
+  i = SkipSpace(text, i + 1);
+  const size_t begin = PrefabsValue(text, i);
+  if (begin == absl::string_view::npos) return {};
+  const size_t end = PrefabsEnd(text, i);
+  if (end == absl::string_view::npos) return {};
+  return text.substr(begin, end - begin);
+}
 
 bool StreamLevel(absl::string_view text, LevelSink& sink, size_t slice_bytes) {
   SliceScanner scanner(text, slice_bytes);

@@ -46,7 +46,16 @@ class LevelSink {
   // AddComponent: element `index` of the entity's "components", whatever its JSON type.
   virtual absl::Status AddComponent(uint32_t entity, uint32_t index,
                                     const nlohmann::json& component) = 0;
+  // SetPrefab: the entity's "prefab", always before its first AddComponent (the walk
+  // leaves a "prefab" after "components" to the DOM path).
+  virtual absl::Status SetPrefab(uint32_t entity, absl::string_view prefab) = 0;
+  // EndEntity: the entity's object ended (after its children's EndEntity).
+  virtual absl::Status EndEntity(uint32_t entity) = 0;
 };
+
+// LeadingPrefabs: when the level's root object begins with a "prefabs" member, its value's
+// text (not checked to be valid JSON); else empty.
+absl::string_view LeadingPrefabs(absl::string_view text);
 
 // kMaxComponentDepth: nesting inside one component converted here; deeper goes to the
 // DOM path, which is iterative.
