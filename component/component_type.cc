@@ -1,5 +1,6 @@
 #include "component/component_type.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -149,6 +150,44 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
         return error(f, absl::StrCat("overlaps field \"", g.name, "\""));
       }
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEveryByteDeclared(absl::string_view type_name, absl::Span<const FieldInfo> fields,
+                                    absl::Span<const ByteRange> transients, size_t struct_size,
+                                    absl::Span<const uint8_t> value_bytes, size_t alignment) {
+  std::vector<uint8_t> covered(struct_size, 0);
+  // CheckDeclaredFields has kept every field inside the struct.
+  for (const FieldInfo& f : fields) {
+    std::fill_n(covered.begin() + f.offset, FieldMemorySize(f.type), 1);
+  }
+  for (const ByteRange& t : transients) {
+    if (t.offset > struct_size || t.size > struct_size - t.offset) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "component type \"", type_name, "\": transient bytes [", t.offset, ", ",
+          t.offset + t.size, ") lie outside the struct's ", struct_size));
+    }
+    std::fill_n(covered.begin() + t.offset, t.size, 1);
+  }
+  // must_cover(i): byte i holds part of a member's value. Without a padding map, every
+  // byte does; gaps are then judged by width below.
+  const bool exact = value_bytes.size() == struct_size && struct_size != 0;
+  for (size_t i = 0; i < struct_size; ++i) {
+    if (covered[i] != 0 || (exact && value_bytes[i] == 0)) continue;
+    size_t end = i + 1;
+    while (end < struct_size && covered[end] == 0 && (!exact || value_bytes[end] != 0)) ++end;
+    // Without a padding map a gap narrower than the struct's alignment passes as
+    // padding: a member at least as wide as the alignment would not fit in it (a
+    // weaker check, made only by compilers without __builtin_clear_padding).
+    if (!exact && end - i < alignment) {
+      i = end - 1;
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "component type \"", type_name, "\": bytes [", i, ", ", end,
+        ") of the struct belong to no field; save would drop the member there: declare it "
+        "as a field, or Transient if it is run-time state only"));
   }
   return absl::OkStatus();
 }
@@ -343,6 +382,26 @@ void EncodeInstance(const ComponentType& type, const std::byte* object,
   out->resize(start + type.instance_size());
   for (const FieldInfo& f : type.fields()) {
     EncodeField(f, object, number_of, out->data() + start + f.blob_offset);
+  }
+}
+
+void EncodeInstance(const ComponentType& type, const std::byte* object, Entity holder,
+                    const SaveContext& context, std::vector<std::byte>* out) {
+  if (!context.reference || type.identity_layout()) {
+    EncodeInstance(type, object, context.number_of, out);
+    return;
+  }
+  const size_t start = out->size();
+  out->resize(start + type.instance_size());
+  for (const FieldInfo& f : type.fields()) {
+    if (f.type == FieldType::kEntity) {
+      EncodeField(
+          f, object,
+          [&](Entity target) { return context.reference(target, holder, type.name(), f.name); },
+          out->data() + start + f.blob_offset);
+    } else {
+      EncodeField(f, object, context.number_of, out->data() + start + f.blob_offset);
+    }
   }
 }
 

@@ -86,6 +86,14 @@ struct SaveContext {
   // number_of: the blob number of a saved entity; kNoEntityRef for one that is not
   // saved (the world records an error if it is alive: a reference would dangle).
   std::function<uint32_t(Entity)> number_of;
+  // reference: the blob number for a reference to `target` held in field `field` of
+  // `holder`'s instance of `component`: number_of(target), but a live target that is
+  // not saved is reported by name (holder, component and field) in the save's error,
+  // or, for World::SaveAll, saved too. Stores of declared types call it for every
+  // entity field; nullptr: number_of is used.
+  std::function<uint32_t(Entity target, Entity holder, absl::string_view component,
+                         absl::string_view field)>
+      reference;
   // name_of: the InstanceId under which `entity`'s instance of `manager` is indexed
   // (its instance name), or nullopt if the entity index does not know it.
   std::function<std::optional<IdString32>(Entity, const ComponentManager*)> name_of;
@@ -105,6 +113,20 @@ absl::StatusOr<nlohmann::json> ExportDeclared(const ComponentType& type,
 // InvalidArgument naming the field.
 absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const FieldInfo> fields,
                                  size_t struct_size);
+// ByteRange: bytes [offset, offset + size) of a struct.
+struct ByteRange {
+  size_t offset = 0;
+  size_t size = 0;
+};
+// Every byte of a struct's value is a field's or a transient member's: `value_bytes`
+// (one per byte of the struct, 1 for a value byte, 0 for padding) less the fields'
+// and transients' bytes must be empty. InvalidArgument naming the first uncovered
+// byte range, or a transient range outside the struct. With no `value_bytes` (a
+// compiler without __builtin_clear_padding) a gap narrower than `alignment`, the
+// struct's, passes as padding: a weaker check. O(struct_size).
+absl::Status CheckEveryByteDeclared(absl::string_view type_name, absl::Span<const FieldInfo> fields,
+                                    absl::Span<const ByteRange> transients, size_t struct_size,
+                                    absl::Span<const uint8_t> value_bytes, size_t alignment);
 // Every ranged field's default (in `defaults`, the struct's bytes) lies in its range:
 // a default the compiler would refuse to write is a declaration error, not a level's.
 absl::Status CheckDefaultsInRange(absl::string_view type_name, absl::Span<const FieldInfo> fields,
@@ -265,6 +287,10 @@ absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
 // EncodeInstance: `object` (a `type` struct) as blob bytes appended to `out`.
 void EncodeInstance(const ComponentType& type, const std::byte* object,
                     const std::function<uint32_t(Entity)>& number_of, std::vector<std::byte>* out);
+// EncodeInstance (saving): the same for `holder`'s instance, its entity fields
+// numbered through context.reference (context.number_of if that is empty).
+void EncodeInstance(const ComponentType& type, const std::byte* object, Entity holder,
+                    const SaveContext& context, std::vector<std::byte>* out);
 
 // RegisterSpawnedByName: registers owners[i] under names[i] in `index` for `manager`,
 // one batch call per distinct name. InvalidArgument (nothing registered) when owners

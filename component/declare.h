@@ -23,6 +23,12 @@
 // declares a field by offset, for structs described at run time; Build checks that it
 // fits the struct and overlaps no other field.
 //
+// Every byte accounted for: Build refuses a declaration that leaves a byte of the
+// struct's value (anything but padding) to no field, naming the byte range, since an
+// undeclared member would be dropped by save and come back as its default. A member
+// that is run-time state only (a cache, a handle of this run) is declared
+// Transient(&T::member): it spawns with its default and is not saved.
+//
 // Storage: ComponentStorage::kPages (default) keeps one instance per entity in the
 // world's page store, queryable with iteration/filter.h (World::Pages<T>); its
 // instances are always named after the type. kNamed keeps any number per entity, each
@@ -91,7 +97,8 @@ class PageStore final : public ComponentStore {
     for (uint32_t k = 0; k < context.entities.size(); ++k) {
       const T* object = Pages().TryGet(context.entities[k], manager_->component());
       if (object == nullptr) continue;
-      EncodeInstance(*type_, reinterpret_cast<const std::byte*>(object), context.number_of, &out->data);
+      EncodeInstance(*type_, reinterpret_cast<const std::byte*>(object), context.entities[k], context,
+                     &out->data);
       out->entity_index.push_back(k);
       out->names.push_back(type_->id().value());
     }
@@ -185,7 +192,8 @@ class NamedStore final : public ComponentStore {
     for (uint32_t k = 0; k < context.entities.size(); ++k) {
       for (InstanceId id : manager_.InstancesOf(context.entities[k])) {
         const T& object = manager_.Get(manager_.Lookup(context.entities[k], id));
-        EncodeInstance(*type_, reinterpret_cast<const std::byte*>(&object), context.number_of, &out->data);
+        EncodeInstance(*type_, reinterpret_cast<const std::byte*>(&object), context.entities[k],
+                       context, &out->data);
         out->entity_index.push_back(k);
         out->names.push_back(id.value());
       }
@@ -243,6 +251,19 @@ class ComponentDeclaration {
   ComponentDeclaration& RawField(std::string name, FieldType type, size_t offset) {
     return AddField(std::move(name), type, offset);
   }
+  // Transient: `member` is not a field: spawned with its default, never saved,
+  // compiled or exported. Every member of T is a field or transient (Build checks).
+  template <typename M>
+  ComponentDeclaration& Transient(M T::*member) {
+    transients_.push_back({OffsetOf(member), sizeof(M)});
+    return *this;
+  }
+  // TransientBytes: bytes [offset, offset + size) of T are transient (for structs
+  // described at run time, beside RawField).
+  ComponentDeclaration& TransientBytes(size_t offset, size_t size) {
+    transients_.push_back({offset, size});
+    return *this;
+  }
   // Min / Max / Range / ReadOnly: options of the field declared last.
   ComponentDeclaration& Min(double min) { return Last([min](FieldInfo& f) { f.min = min; }); }
   ComponentDeclaration& Max(double max) { return Last([max](FieldInfo& f) { f.max = max; }); }
@@ -256,12 +277,17 @@ class ComponentDeclaration {
 
   // Build: the ComponentType. InvalidArgument for an empty or reserved type name, a
   // duplicate or reserved ("type", "name") field name, a field outside the struct or
-  // overlapping another, or an option given before any field.
+  // overlapping another, an option given before any field, or bytes of the struct's
+  // value that no field or transient member covers (the message gives the range).
+  // O(sizeof(T) + fields^2).
   absl::StatusOr<ComponentType> Build() const {
     if (!error_.ok()) return error_;
     if (type_name_.empty()) return absl::InvalidArgumentError("component type name is empty");
     absl::Status fields = component_internal::CheckDeclaredFields(type_name_, fields_, sizeof(T));
     if (!fields.ok()) return fields;
+    absl::Status covered = component_internal::CheckEveryByteDeclared(
+        type_name_, fields_, transients_, sizeof(T), ValueBytes(), alignof(T));
+    if (!covered.ok()) return covered;
     ComponentType type;
     type.name_ = type_name_;
     type.id_ = IdString32(type_name_);
@@ -319,6 +345,27 @@ class ComponentDeclaration {
         new component_internal::PageStore<T>(type, *std::move(manager), services));
   }
 
+  // ValueBytes: for each byte of T, whether it belongs to a member's value (1) or is
+  // padding (0), or empty where the compiler cannot tell (see CheckEveryByteDeclared).
+  // NOTE: GCC's __builtin_clear_padding zeroes exactly the padding bits of an object,
+  // nested structs' and the tail's included: every byte set, then padding cleared,
+  // leaves the value bytes set. T is trivially copyable, so writing its bytes is
+  // allowed; the object is never read as a T.
+  static std::vector<uint8_t> ValueBytes() {
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_clear_padding)
+    auto object = std::make_unique<T>();
+    std::memset(static_cast<void*>(object.get()), 0xFF, sizeof(T));
+    __builtin_clear_padding(object.get());
+    std::vector<uint8_t> value(sizeof(T));
+    std::memcpy(value.data(), object.get(), sizeof(T));
+    for (uint8_t& byte : value) byte = byte != 0 ? 1 : 0;
+    return value;
+#endif
+#endif
+    return {};
+  }
+
   // Probe: a default-constructed T (the defaults), on the heap: a declared struct may be
   // larger than a thread's stack.
   const T& Probe() const {
@@ -367,6 +414,7 @@ class ComponentDeclaration {
   ComponentStorage storage_;
   int spawn_order_ = kDefaultSpawnOrder;
   std::vector<FieldInfo> fields_;
+  std::vector<component_internal::ByteRange> transients_;
   absl::Status error_;
   mutable std::unique_ptr<T> probe_;
 };

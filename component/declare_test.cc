@@ -117,7 +117,13 @@ TEST(ComponentDeclaration, BadValuesAreErrorsNamingTheField) {
   };
   const Case cases[] = {
       {R"({"spede": 1})", "unknown key \"spede\" (mixed has: speed, level, count, active"},
-      {R"({"speed": "fast"})", "\"speed\": expected a number, got string"},
+      {R"({"speed": "fast"})", "\"speed\": \"fast\" is not a number (non-finite values are spelled"},
+      {R"({"speed": true})", "\"speed\": expected a number, got boolean"},
+      {R"({"speed": "nan:0x7f800000"})", "is not a number"},  // infinity's bits: no NaN
+      {R"({"speed": "nan"})", "\"speed\": nan is outside [0, 10]"},
+      {R"({"speed": {"value": 1}})", "\"speed\": an object value is {\"unchecked\": value}"},
+      {R"({"speed": {"unchecked": 1, "x": 2}})", "an object value is {\"unchecked\": value}"},
+      {R"({"speed": {"unchecked": "fast"}})", "\"fast\" is not a number"},
       {R"({"speed": 11})", "\"speed\": 11 is outside [0, 10]"},
       {R"({"speed": 1e39})", "\"speed\": number out of float range"},
       {R"({"level": 3.5})", "\"level\": 3.5 is not an integer"},
@@ -127,7 +133,8 @@ TEST(ComponentDeclaration, BadValuesAreErrorsNamingTheField) {
       {R"({"count": 101})", "\"count\": 101 is outside"},
       {R"({"active": 1})", "\"active\": expected true or false, got number"},
       {R"({"offset": [1, 2]})", "\"offset\": expected an array of 3 numbers, got 2 elements"},
-      {R"({"offset": [1, 2, "x"]})", "\"offset\": [2]: expected a number, got string"},
+      {R"({"offset": [1, 2, "x"]})", "\"offset\": [2]: \"x\" is not a number"},
+      {R"({"offset": [1, 2, null]})", "\"offset\": [2]: expected a number, got null"},
       {R"({"tint": 1})", "\"tint\": expected an array of 4 numbers, got number"},
       {R"({"turn": [0, 0, 0, 0]})", "\"turn\": a quaternion must not be all zero"},
       {R"({"tag": 5})", "\"tag\": expected a string, got number"},
@@ -166,6 +173,63 @@ TEST(ComponentDeclaration, ExportWritesEveryFieldBack) {
   EXPECT_EQ(again, bytes);
 }
 
+// Bits of a float, and the float of bits, without arithmetic (a signalling NaN stays one).
+uint32_t BitsOf(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+TEST(ComponentDeclaration, EveryValueAGameCanHoldExportsToTextThatCompilesToTheSameBytes) {
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, MixedType());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> base, CompileOne(type, R"({"tag": "#00000001"})"));
+  // Float bit patterns: -0.0, infinities, the default quiet NaNs, NaNs with payloads
+  // (quiet and signalling, either sign), the smallest denormal, the largest float, and
+  // values outside speed's declared [0, 10].
+  const uint32_t float_bits[] = {0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+                                 0x7fc00001u, 0x7fa00001u, 0xffbfffffu, 0x00000001u, 0x7f7fffffu,
+                                 BitsOf(16.0f), BitsOf(-0.5f), BitsOf(10.0f)};
+  // Blob offsets (LayoutFollowsTheFieldsInOrder).
+  const size_t speed = 0, count = 8, offset_y = 20, tint_w = 40, turn = 44;
+  for (uint32_t bits : float_bits) {
+    for (size_t at : {speed, offset_y, tint_w}) {
+      std::vector<std::byte> bytes = base;
+      std::memcpy(bytes.data() + at, &bits, 4);
+      STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json json, type.Export(bytes, {}));
+      const std::string text = json.dump();
+      absl::StatusOr<std::vector<std::byte>> again = CompileOne(type, text.c_str());
+      ASSERT_THAT(again, IsOk()) << text;
+      EXPECT_EQ(*again, bytes) << absl::StrFormat("bits %08x at %d: ", bits, at) << text;
+    }
+  }
+  // Spellings: the common ones are words, others carry their bits.
+  std::vector<std::byte> bytes = base;
+  const uint32_t payload = 0x7fa00001u;
+  std::memcpy(bytes.data() + speed, &payload, 4);
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json json, type.Export(bytes, {}));
+  EXPECT_EQ(json["speed"], nlohmann::json::parse(R"({"unchecked": "nan:0x7fa00001"})")) << json.dump();
+  EXPECT_EQ(NonFiniteF32Spelling(0xff800000u), "-inf");
+  EXPECT_EQ(NonFiniteF32Spelling(0xffc00000u), "-nan");
+  const float minus_zero = -0.0f;
+  std::memcpy(bytes.data() + offset_y, &minus_zero, 4);
+  STRATA_ASSERT_OK_AND_ASSIGN(json, type.Export(bytes, {}));
+  EXPECT_EQ(json["offset"].dump(), "[1.0,-0.0,3.0]");
+  // An integer past its range and an all-zero quaternion are written unchecked too.
+  bytes = base;
+  const uint32_t many = 4000000000u;
+  std::memcpy(bytes.data() + count, &many, 4);
+  std::memset(bytes.data() + turn, 0, 16);
+  STRATA_ASSERT_OK_AND_ASSIGN(json, type.Export(bytes, {}));
+  EXPECT_EQ(json["count"], nlohmann::json::parse(R"({"unchecked": 4000000000})"));
+  EXPECT_EQ(json["turn"], nlohmann::json::parse(R"({"unchecked": [0.0, 0.0, 0.0, 0.0]})"));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> again, CompileOne(type, json.dump().c_str()));
+  EXPECT_EQ(again, bytes);
+  // Inside the checks, values stay plain numbers.
+  STRATA_ASSERT_OK_AND_ASSIGN(json, type.Export(base, {}));
+  EXPECT_TRUE(json["speed"].is_number());
+  EXPECT_TRUE(json["count"].is_number());
+}
+
 struct Pair {
   float a = 0;
   float b = 0;
@@ -199,8 +263,8 @@ TEST(ComponentRegistry, HoldsTheTransformAndRejectsDuplicates) {
   ASSERT_NE(registry.Find("transform"), nullptr);
   EXPECT_EQ(registry.Find("transform")->instance_size(), 64u);
   EXPECT_EQ(registry.Find("nothing"), nullptr);
-  ASSERT_THAT(registry.Add(ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).SpawnOrder(-5).Build()), IsOk());
-  EXPECT_THAT(registry.Add(ComponentDeclaration<Pair>("pair").Field("b", &Pair::b).Build()),
+  ASSERT_THAT(registry.Add(ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Transient(&Pair::b).SpawnOrder(-5).Build()), IsOk());
+  EXPECT_THAT(registry.Add(ComponentDeclaration<Pair>("pair").Field("b", &Pair::b).Transient(&Pair::a).Build()),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("\"pair\" is already registered")));
   EXPECT_THAT(registry.Add(ComponentDeclaration<Pair>("p").Min(1).Build()),
               StatusIs(absl::StatusCode::kInvalidArgument));
@@ -267,7 +331,8 @@ TEST(PlanSpawn, OtherLayoutsNameTheTypeAndFirstDifferingField) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("component type \"pair\": the blob's layout differs from the declaration: "
                                  "field \"b\" is f32 (4 bytes) in the blob, u32 (4 bytes)")));
-  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType only_a, ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Build());
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType only_a,
+                              ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Transient(&Pair::b).Build());
   EXPECT_THAT(PlanSpawn(only_a, BatchOf(floats, data, 1)),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("field \"b\" (f32) is not declared")));
   ComponentSpawnBatch no_layout = BatchOf(floats, data, 1);
@@ -282,10 +347,11 @@ TEST(PlanSpawn, OtherLayoutsNameTheTypeAndFirstDifferingField) {
 
 TEST(ComponentDeclaration, MakeStoreWithoutTheWorldsServicesIsFailedPrecondition) {
   STRATA_ASSERT_OK_AND_ASSIGN(ComponentType paged,
-                              ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Build());
-  STRATA_ASSERT_OK_AND_ASSIGN(
-      ComponentType named,
-      ComponentDeclaration<Pair>("named", ComponentStorage::kNamed).Field("a", &Pair::a).Build());
+                              ComponentDeclaration<Pair>("pair").Field("a", &Pair::a).Field("b", &Pair::b).Build());
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType named, ComponentDeclaration<Pair>("named", ComponentStorage::kNamed)
+                                                       .Field("a", &Pair::a)
+                                                       .Field("b", &Pair::b)
+                                                       .Build());
   EntityManager entities;
   EntityPages pages(entities);
   EntityIndex index;
@@ -389,6 +455,7 @@ struct Huge {
 TEST(ComponentDeclaration, AStructLargerThanTheStackDeclares) {
   STRATA_ASSERT_OK_AND_ASSIGN(ComponentType huge, ComponentDeclaration<Huge>("huge")
                                                       .Field("first", &Huge::first)
+                                                      .Transient(&Huge::middle)
                                                       .Field("last", &Huge::last)
                                                       .Build());
   ASSERT_EQ(huge.fields().size(), 2u);
@@ -410,10 +477,10 @@ TEST(ComponentDeclaration, BoundsAndDefaultsMustBeNumbersInRange) {
   EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Range(0, nan).Build(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a bound is NaN")));
   // A default the compiler would refuse to write: outside the range, or NaN.
-  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Max(50).Build(),
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Max(50).Transient(&Ranged::level).Build(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("field \"hp\": the default 100 is outside its range [-inf, 50]")));
-  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("level", &Ranged::level).Min(2).Build(),
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("level", &Ranged::level).Min(2).Transient(&Ranged::hp).Build(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the default 1 is outside")));
   struct NanHp {
     float hp = std::numeric_limits<float>::quiet_NaN();
@@ -422,7 +489,7 @@ TEST(ComponentDeclaration, BoundsAndDefaultsMustBeNumbersInRange) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("outside its range")));
   // Unranged, a NaN default is a value like any other; the edges of a range are in it.
   EXPECT_THAT(ComponentDeclaration<NanHp>("n").Field("hp", &NanHp::hp).Build(), IsOk());
-  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Range(100, 100).Build(),
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").Field("hp", &Ranged::hp).Range(100, 100).Transient(&Ranged::level).Build(),
               IsOk());
 }
 
@@ -433,7 +500,93 @@ TEST(ComponentDeclaration, ARawFieldOffsetPastFourGiBIsRefusedNotTruncated) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("field \"far\": offset 4294967300 is past 4 GiB")));
   // Truncated, it would have been offset 4, inside the struct: it must not build.
-  EXPECT_THAT(ComponentDeclaration<Ranged>("r").RawField("near", FieldType::kF32, 4).Build(), IsOk());
+  EXPECT_THAT(ComponentDeclaration<Ranged>("r").RawField("near", FieldType::kF32, 4).TransientBytes(0, 4).Build(), IsOk());
+}
+
+struct Armored {
+  double hp = 100;
+  float armor = 2;
+  bool alive = true;
+};
+
+TEST(ComponentDeclaration, EveryByteOfTheStructIsAFieldOrTransient) {
+  // The same sizeof with or without `alive`: only the bytes show it is left out.
+  EXPECT_THAT(ComponentDeclaration<Armored>("armored")
+                  .RawField("hp_low", FieldType::kF32, 0)
+                  .RawField("hp_high", FieldType::kF32, 4)
+                  .Field("armor", &Armored::armor)
+                  .Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("component type \"armored\": bytes [12, 13) of the struct belong "
+                                 "to no field")));
+  // Declared transient, the member is accounted for; the tail padding needs nothing.
+  EXPECT_THAT(ComponentDeclaration<Armored>("armored")
+                  .RawField("hp_low", FieldType::kF32, 0)
+                  .RawField("hp_high", FieldType::kF32, 4)
+                  .Field("armor", &Armored::armor)
+                  .Transient(&Armored::alive)
+                  .Build(),
+              IsOk());
+  EXPECT_THAT(ComponentDeclaration<Armored>("armored")
+                  .RawField("hp_low", FieldType::kF32, 0)
+                  .RawField("hp_high", FieldType::kF32, 4)
+                  .Field("armor", &Armored::armor)
+                  .Field("alive", &Armored::alive)
+                  .Build(),
+              IsOk());
+  // A member in the middle, and the first of several.
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Field("a", &Pair::a).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bytes [4, 8)")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Field("b", &Pair::b).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bytes [0, 4)")));
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bytes [0, 8)")));
+  // Padding inside a nested member and between members needs no declaration.
+  struct Inner {
+    bool flag = false;
+    int32_t n = 0;
+  };
+  struct Outer {
+    bool on = true;
+    Vector3 at;
+    Inner inner;
+  };
+  EXPECT_THAT(ComponentDeclaration<Outer>("o")
+                  .Field("on", &Outer::on)
+                  .Field("at", &Outer::at)
+                  .TransientBytes(offsetof(Outer, inner) + offsetof(Inner, flag), 1)
+                  .Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(absl::StrCat("bytes [", offsetof(Outer, inner) + offsetof(Inner, n), ", ",
+                                              offsetof(Outer, inner) + offsetof(Inner, n) + 4, ")"))));
+  EXPECT_THAT(ComponentDeclaration<Outer>("o")
+                  .Field("on", &Outer::on)
+                  .Field("at", &Outer::at)
+                  .Transient(&Outer::inner)
+                  .Build(),
+              IsOk());
+  // Transient bytes must lie inside the struct.
+  EXPECT_THAT(ComponentDeclaration<Pair>("p").Field("a", &Pair::a).TransientBytes(4, 8).Build(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("transient bytes [4, 12) lie outside")));
+}
+
+TEST(ComponentDeclaration, ATransientMemberSpawnsWithItsDefaultAndIsNotSaved) {
+  struct Cached {
+    float hp = 10;
+    int32_t frames_since_hit = -1;  // run-time state only
+  };
+  STRATA_ASSERT_OK_AND_ASSIGN(ComponentType type, ComponentDeclaration<Cached>("cached")
+                                                      .Field("hp", &Cached::hp)
+                                                      .Transient(&Cached::frames_since_hit)
+                                                      .Build());
+  EXPECT_EQ(type.layout(), "hp:f32:4");
+  EXPECT_EQ(type.instance_size(), 4u);
+  EXPECT_FALSE(type.identity_layout());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> bytes, CompileOne(type, R"({"hp": 3})"));
+  ASSERT_EQ(bytes.size(), 4u);
+  EXPECT_EQ(At<float>(bytes, 0), 3.0f);
+  EXPECT_THAT(CompileOne(type, R"({"frames_since_hit": 3})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown key")));
 }
 
 }  // namespace

@@ -48,8 +48,14 @@ absl::Status Error(const FieldInfo& field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("\"", field.name, "\": ", what));
 }
 
+// InRange: v lies in the field's declared range (NaN lies in none).
+bool InRange(const FieldInfo& field, double v) {
+  if (!field.min && !field.max) return true;
+  return !std::isnan(v) && !(field.min && v < *field.min) && !(field.max && v > *field.max);
+}
+
 absl::Status CheckRange(const FieldInfo& field, double v) {
-  if ((field.min && v < *field.min) || (field.max && v > *field.max)) {
+  if (!InRange(field, v)) {
     return Error(field, absl::StrFormat("%g is outside [%g, %g]", v,
                                         field.min.value_or(-std::numeric_limits<double>::infinity()),
                                         field.max.value_or(std::numeric_limits<double>::infinity())));
@@ -57,8 +63,19 @@ absl::Status CheckRange(const FieldInfo& field, double v) {
   return absl::OkStatus();
 }
 
-// A float from JSON: a number within float's range (so the conversion is defined).
+// A float from JSON: a number within float's range (so the conversion is defined), or
+// the spelling of a non-finite value (ParseNonFiniteF32).
 absl::Status ToFloat(const FieldInfo& field, const json& value, absl::string_view where, float* out) {
+  if (value.is_string()) {
+    uint32_t bits;
+    if (!ParseNonFiniteF32(value.get_ref<const std::string&>(), &bits)) {
+      return Error(field, absl::StrCat(where, "\"", UserText(value.get_ref<const std::string&>()),
+                                       "\" is not a number (non-finite values are spelled \"inf\", "
+                                       "\"-inf\", \"nan\", \"-nan\" or \"nan:0x\" and 8 hex digits)"));
+    }
+    std::memcpy(out, &bits, sizeof(bits));
+    return absl::OkStatus();
+  }
   if (!value.is_number()) {
     return Error(field, absl::StrCat(where, "expected a number, got ", value.type_name()));
   }
@@ -97,6 +114,14 @@ absl::Status ToInteger(const FieldInfo& field, const json& value, int64_t lo, in
   return Error(field, absl::StrCat("expected an integer, got ", value.type_name()));
 }
 
+// FloatToJson: a number, or the spelling of a non-finite value.
+json FloatToJson(float v) {
+  if (std::isfinite(v)) return v;
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return NonFiniteF32Spelling(bits);
+}
+
 std::string NameToJson(uint32_t id, const FieldTextLookup& lookup) {
   if (lookup.name_text) {
     if (const std::string* text = lookup.name_text(id)) return *text;
@@ -105,6 +130,42 @@ std::string NameToJson(uint32_t id, const FieldTextLookup& lookup) {
 }
 
 }  // namespace
+
+namespace {
+constexpr uint32_t kF32Sign = 0x80000000u;
+constexpr uint32_t kF32Exponent = 0x7f800000u;
+constexpr uint32_t kF32QuietNan = 0x7fc00000u;
+}  // namespace
+
+std::string NonFiniteF32Spelling(uint32_t bits) {
+  const bool negative = (bits & kF32Sign) != 0;
+  const uint32_t magnitude = bits & ~kF32Sign;
+  if (magnitude == kF32Exponent) return negative ? "-inf" : "inf";
+  if (magnitude == kF32QuietNan) return negative ? "-nan" : "nan";
+  return absl::StrFormat("nan:0x%08x", bits);
+}
+
+bool ParseNonFiniteF32(absl::string_view text, uint32_t* bits) {
+  if (text == "inf" || text == "-inf") {
+    *bits = kF32Exponent | (text[0] == '-' ? kF32Sign : 0);
+    return true;
+  }
+  if (text == "nan" || text == "-nan") {
+    *bits = kF32QuietNan | (text[0] == '-' ? kF32Sign : 0);
+    return true;
+  }
+  // "nan:0x" and exactly 8 lower-case hex digits, a NaN's bits (what export writes).
+  if (text.size() != 14 || text.substr(0, 6) != "nan:0x") return false;
+  uint32_t v = 0;
+  for (char c : text.substr(6)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return false;
+    v = v << 4 | static_cast<uint32_t>(digit);
+  }
+  if ((v & kF32Exponent) != kF32Exponent || (v & ~(kF32Sign | kF32Exponent)) == 0) return false;
+  *bits = v;
+  return true;
+}
 
 absl::string_view FieldTypeName(FieldType type) {
   switch (type) {
@@ -151,6 +212,17 @@ uint32_t FieldMemorySize(FieldType type) {
 absl::Status CompileField(const FieldInfo& field, const json* value, const std::byte* defaults,
                           ComponentDataWriter& out) {
   const std::byte* member = defaults + field.offset;
+  // {"unchecked": V}: V as written, without the value checks (range, a non-zero
+  // quaternion); what export writes for a value a game reached outside them.
+  bool checked = true;
+  if (value != nullptr && value->is_object()) {
+    auto inner = value->find(kUncheckedKey);
+    if (value->size() != 1 || inner == value->end()) {
+      return Error(field, absl::StrCat("an object value is {\"", kUncheckedKey, "\": value}"));
+    }
+    value = &*inner;
+    checked = false;
+  }
   const uint32_t floats = FloatCount(field.type);
   if (floats != 0) {
     float v[4];
@@ -169,8 +241,8 @@ absl::Status CompileField(const FieldInfo& field, const json* value, const std::
         }
       }
     }
-    if (floats == 1) STRATA_RETURN_IF_ERROR(CheckRange(field, v[0]));
-    if (field.type == FieldType::kQuat && v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0) {
+    if (floats == 1 && checked) STRATA_RETURN_IF_ERROR(CheckRange(field, v[0]));
+    if (checked && field.type == FieldType::kQuat && v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0) {
       return Error(field, "a quaternion must not be all zero");
     }
     for (uint32_t i = 0; i < floats; ++i) out.WriteF32(v[i]);
@@ -188,7 +260,7 @@ absl::Status CompileField(const FieldInfo& field, const json* value, const std::
                                                    : std::numeric_limits<uint32_t>::max(),
                                          &v));
       }
-      STRATA_RETURN_IF_ERROR(CheckRange(field, static_cast<double>(v)));
+      if (checked) STRATA_RETURN_IF_ERROR(CheckRange(field, static_cast<double>(v)));
       out.WriteU32(static_cast<uint32_t>(v));
       return absl::OkStatus();
     }
@@ -227,12 +299,36 @@ absl::Status CompileField(const FieldInfo& field, const json* value, const std::
   }
 }
 
+bool PassesValueChecks(const FieldInfo& field, const std::byte* blob_bytes) {
+  switch (field.type) {
+    case FieldType::kF32:
+      return InRange(field, LoadF(blob_bytes));
+    case FieldType::kI32:
+      return InRange(field, static_cast<int32_t>(Load32(blob_bytes)));
+    case FieldType::kU32:
+      return InRange(field, Load32(blob_bytes));
+    case FieldType::kQuat:
+      return !(LoadF(blob_bytes) == 0 && LoadF(blob_bytes + 4) == 0 && LoadF(blob_bytes + 8) == 0 &&
+               LoadF(blob_bytes + 12) == 0);
+    default:
+      return true;
+  }
+}
+
 json ExportField(const FieldInfo& field, const std::byte* blob_bytes, const FieldTextLookup& lookup) {
+  json value = ExportFieldValue(field, blob_bytes, lookup);
+  if (PassesValueChecks(field, blob_bytes)) return value;
+  json wrapped = json::object();
+  wrapped[kUncheckedKey] = std::move(value);
+  return wrapped;
+}
+
+json ExportFieldValue(const FieldInfo& field, const std::byte* blob_bytes, const FieldTextLookup& lookup) {
   const uint32_t floats = FloatCount(field.type);
-  if (floats == 1) return LoadF(blob_bytes);
+  if (floats == 1) return FloatToJson(LoadF(blob_bytes));
   if (floats != 0) {
     json array = json::array();
-    for (uint32_t i = 0; i < floats; ++i) array.push_back(LoadF(blob_bytes + 4 * i));
+    for (uint32_t i = 0; i < floats; ++i) array.push_back(FloatToJson(LoadF(blob_bytes + 4 * i)));
     return array;
   }
   const uint32_t v = Load32(blob_bytes);
@@ -321,22 +417,8 @@ PropertyDescriptor TypedProperty(const FieldInfo& field, std::function<std::byte
       field.name, get, [object_of, checked, after_set](Instance i, const T& v) -> absl::Status {
         std::byte* object = object_of(i);
         if (object == nullptr) return absl::NotFoundError(absl::StrCat("\"", checked.name, "\": instance is gone"));
-        if constexpr (std::is_same_v<T, float>) {
-          if (!std::isfinite(v)) return Error(checked, "must be finite");
-          STRATA_RETURN_IF_ERROR(CheckRange(checked, v));
-        } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
-          STRATA_RETURN_IF_ERROR(CheckRange(checked, static_cast<double>(v)));
-        } else if constexpr (std::is_same_v<T, Vector3> || std::is_same_v<T, Vector4> ||
-                             std::is_same_v<T, Quaternion>) {
-          float f[4] = {};
-          std::memcpy(f, &v, sizeof(T));
-          for (size_t k = 0; k < sizeof(T) / 4; ++k) {
-            if (!std::isfinite(f[k])) return Error(checked, "must be finite");
-          }
-          if constexpr (std::is_same_v<T, Quaternion>) {
-            if (v.x == 0 && v.y == 0 && v.z == 0 && v.w == 0) return Error(checked, "a quaternion must not be all zero");
-          }
-        }
+        // No value checks (range, finiteness): a set by name stores what a system's
+        // write or a spawned blob may, so whatever it leaves saves and loads.
         std::memcpy(object + checked.offset, &v, sizeof(T));
         if (after_set) after_set(i);
         return absl::OkStatus();

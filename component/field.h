@@ -3,7 +3,8 @@
 // forms: level JSON, blob bytes (packed, in the blob's byte order) and the C++ member.
 //
 //   FieldType    C++ member            blob bytes   level JSON
-//   f32          float                 4            number (finite)
+//   f32          float                 4            number, or "inf", "-inf", "nan",
+//                                                   "-nan", "nan:0x7fc00001" (any NaN)
 //   i32          int32_t               4            integer
 //   u32          uint32_t              4            non-negative integer
 //   bool         bool                  4 (0 or 1)   true / false
@@ -93,14 +94,43 @@ struct FieldTextLookup {
 // CompileField: writes `field`'s blob bytes for the JSON `value` (nullptr: absent, so
 // the default member of `defaults`, the declared struct's default-constructed bytes,
 // is written). InvalidArgument naming the field for a wrong JSON type or length, a
-// number out of range for the type or outside min/max, a non-finite number, a
-// fractional integer, an all-zero quaternion.
+// number out of range for the type, a fractional integer, and, unless the value is
+// written {"unchecked": value}, a value outside min/max (NaN included) or an all-zero
+// quaternion.
+//
+// Ranges are authoring checks: they guard what people write in level JSON. A
+// system's write, a property set by name and a spawned blob store any value the
+// field's type can hold, and export spells one outside the checks so it compiles
+// back to the same bytes.
 absl::Status CompileField(const FieldInfo& field, const nlohmann::json* value,
                           const std::byte* defaults, ComponentDataWriter& out);
 
-// ExportField: the level JSON of a field read from `blob_bytes` (native byte order).
+// ExportField: the level JSON of a field read from `blob_bytes` (native byte order),
+// which CompileField turns back into the same bytes: a value the compile checks would
+// refuse (outside the range, NaN in a ranged field, an all-zero quaternion) is
+// wrapped as {"unchecked": value}; a non-finite float is spelled as a string
+// (NonFiniteF32Spelling); -0.0 is written "-0.0".
 nlohmann::json ExportField(const FieldInfo& field, const std::byte* blob_bytes,
                            const FieldTextLookup& lookup);
+// ExportFieldValue: the same without the "unchecked" wrapper.
+nlohmann::json ExportFieldValue(const FieldInfo& field, const std::byte* blob_bytes,
+                                const FieldTextLookup& lookup);
+// PassesValueChecks: whether the field's value in `blob_bytes` passes the checks
+// CompileField makes of a plain value (ranges, a non-zero quaternion).
+bool PassesValueChecks(const FieldInfo& field, const std::byte* blob_bytes);
+
+// kUncheckedKey: {"unchecked": value} in level JSON is `value` compiled without the
+// value checks (range, a non-zero quaternion): how export spells a value a game
+// reached outside them, so that every saved state recompiles to the same bytes.
+inline constexpr char kUncheckedKey[] = "unchecked";
+
+// NonFiniteF32Spelling: the level JSON string of a non-finite float's `bits`: "inf",
+// "-inf", "nan" (0x7fc00000), "-nan" (0xffc00000), else "nan:0x" and the 8 hex digits
+// of the bits (a NaN with another payload, sign included).
+std::string NonFiniteF32Spelling(uint32_t bits);
+// ParseNonFiniteF32: the bits of one of those spellings; false for any other text
+// (including "nan:0x..." bits that are not a NaN).
+bool ParseNonFiniteF32(absl::string_view text, uint32_t* bits);
 
 // DecodeField: the C++ member at `object + field.offset` from native blob bytes;
 // entity numbers become entities[k] (the invalid Entity for kNoEntityRef). DataLoss for
@@ -114,8 +144,9 @@ void EncodeField(const FieldInfo& field, const std::byte* object,
                  const std::function<uint32_t(Entity)>& number_of, std::byte* blob_bytes);
 
 // FieldProperty: the property descriptor of `field`, reading and writing the member
-// through `object_of(instance)` (nullptr: the instance is gone). The setter checks
-// min/max and finiteness, and calls `after_set` (if any) after a write: a page store
+// through `object_of(instance)` (nullptr: the instance is gone). The setter stores any
+// value of the type, as a system's write or a spawn does (no range or finiteness
+// check: see CompileField), and calls `after_set` (if any) after a write: a page store
 // reports it as a set (EntityPages::NotifySet), which observers see.
 PropertyDescriptor FieldProperty(const FieldInfo& field,
                                  std::function<std::byte*(Instance)> object_of,

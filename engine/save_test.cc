@@ -1,10 +1,13 @@
 // World::Save and load: the default level round trip over every sample type, entity
 // references turned into handles and back, and the errors of a bad save.
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "component/declare.h"
 #include "component/export.h"
 #include "component/registry.h"
@@ -122,7 +125,10 @@ TEST(Save, EntityReferencesBecomeHandlesAndBackEvenInCycles) {
   EXPECT_EQ(saved, blob);
 
   // A subset: the reference from a to b dangles unless b is saved too.
-  EXPECT_THAT(world->Save({e[0]}), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("alive but not saved")));
+  EXPECT_THAT(world->Save({e[0]}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(absl::StrCat(e[0].DebugString(), " \"a\"'s link field \"target\" refers to ",
+                                              e[1].DebugString(), ", which is alive but not saved"))));
   EXPECT_THAT(world->Save({e[2], e[3]}), IsOk());
   // A reference to a destroyed entity is saved as none.
   ASSERT_THAT(world->Destroy(e[1]), IsOk());
@@ -130,6 +136,113 @@ TEST(Save, EntityReferencesBecomeHandlesAndBackEvenInCycles) {
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView one, EntityResourceView::Create(saved));
   STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json level, ExportLevel(one, LinkRegistry()));
   EXPECT_TRUE(level["entities"][0]["components"][0]["target"].is_null()) << level.dump();
+}
+
+TEST(Save, AReferencedEntityWithNoComponentIsSavedWithItsHolder) {
+  // Compiled without names: the target has no component and no name, so the world
+  // knows it only as the holder's reference.
+  EntityCompiler compiler;
+  ASSERT_THAT(LinkRegistry().RegisterCompilers(compiler), IsOk());
+  EntityCompiler::Options options;
+  options.keep_names = false;
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityCompiler::Result compiled, compiler.Compile(R"({"entities": [
+      {"name": "holder", "components": [{"type": "link", "target": "bare"}]},
+      {"name": "bare"},
+      {"name": "loner"}]})", options));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled.blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(LinkRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(world->Entities(), std::vector<Entity>{e[0]});
+
+  // SaveAll takes the bare entity along (not the loner: nothing refers to it).
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+  EXPECT_EQ(saved_view.num_entities(), 2u);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(LinkRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, loaded->Spawn(saved_view));
+  ASSERT_EQ(again.size(), 2u);
+  STRATA_ASSERT_OK_AND_ASSIGN(PageComponentManager<Link>* links, loaded->Pages<Link>("link"));
+  EXPECT_EQ(loaded->pages().TryGet(again[0], links->component())->target, again[1]);
+  // A fixpoint: the loaded world saves the same bytes, and the export compiles to them.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> resaved, loaded->SaveAll());
+  EXPECT_EQ(resaved, saved);
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json level, ExportLevel(saved_view, LinkRegistry()));
+  EXPECT_EQ(Compile(LinkRegistry(), level.dump()), saved) << level.dump();
+
+  // A chosen set that leaves the target out names the holder, component and field.
+  EXPECT_THAT(world->Save({e[0]}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(absl::StrCat(e[0].DebugString(), "'s link field \"target\" refers to ",
+                                              e[1].DebugString(), ", which is alive but not saved"))));
+}
+
+struct Gauge {
+  float level = 1;
+  int32_t steps = 0;
+  Quaternion turn;
+};
+
+const ComponentRegistry& GaugeRegistry() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(ComponentDeclaration<Gauge>("gauge")
+                           .Field("level", &Gauge::level).Range(0, 10)
+                           .Field("steps", &Gauge::steps).Min(0)
+                           .Field("turn", &Gauge::turn)
+                           .Build()),
+                IsOk());
+    return r;
+  }();
+  return *registry;
+}
+
+TEST(Save, ValuesOutsideTheDeclaredChecksSaveLoadAndRecompile) {
+  const std::vector<std::byte> blob = Compile(GaugeRegistry(), R"({"entities": [
+      {"name": "a", "components": [{"type": "gauge"}]},
+      {"name": "b", "components": [{"type": "gauge"}]},
+      {"name": "c", "components": [{"type": "gauge"}]}]})");
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(GaugeRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  PageComponentManager<Gauge>& gauges = world->Pages<Gauge>();
+  // A system writes what the checks would refuse: a NaN with a payload, a negative
+  // count, an all-zero quaternion, -0.0, infinity.
+  Gauge* a = world->pages().TryGet(e[0], gauges.component());
+  const uint32_t nan_bits = 0xffa00005u;
+  std::memcpy(&a->level, &nan_bits, 4);
+  a->steps = -5;
+  a->turn = Quaternion{0, 0, 0, 0};
+  Gauge* b = world->pages().TryGet(e[1], gauges.component());
+  b->level = -0.0f;
+  b->turn = Quaternion{-0.0f, 0, 0, std::numeric_limits<float>::infinity()};
+  // A set by name stores what a system may write, as a spawn does: no range check.
+  ASSERT_THAT(world->properties().Set(e[2], "gauge", "level", PropertyValue(16.0f)), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(PropertyValue level, world->properties().Get(e[2], "gauge", "level"));
+  EXPECT_EQ(std::get<float>(level), 16.0f);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(GaugeRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, loaded->Spawn(saved_view));
+  const Gauge* la = loaded->pages().TryGet(again[0], loaded->Pages<Gauge>().component());
+  uint32_t loaded_bits;
+  std::memcpy(&loaded_bits, &la->level, 4);
+  EXPECT_EQ(loaded_bits, nan_bits);
+  EXPECT_EQ(la->steps, -5);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> resaved, loaded->SaveAll());
+  EXPECT_EQ(resaved, saved);
+  // The export compiles back to the same bytes.
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json exported, ExportLevel(saved_view, GaugeRegistry()));
+  EXPECT_EQ(Compile(GaugeRegistry(), exported.dump()), saved) << exported.dump();
+  const nlohmann::json& first = exported["entities"][0]["components"][0];
+  EXPECT_EQ(first["level"], nlohmann::json::parse(R"({"unchecked": "nan:0xffa00005"})")) << first.dump();
+  EXPECT_EQ(first["steps"], nlohmann::json::parse(R"({"unchecked": -5})")) << first.dump();
+  // Authored as a plain number, the same value is refused: ranges check authoring.
+  EntityCompiler compiler;
+  ASSERT_THAT(GaugeRegistry().RegisterCompilers(compiler), IsOk());
+  EXPECT_THAT(compiler.Compile(R"({"entities": [{"components": [{"type": "gauge", "level": 16}]}]})", {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"level\": 16 is outside [0, 10]")));
 }
 
 TEST(Save, BadSetsAreErrorsAndWriteNothing) {

@@ -246,11 +246,30 @@ std::vector<Entity> World::Entities() const {
 }
 
 absl::StatusOr<std::vector<std::byte>> World::SaveAll(const SaveOptions& options) const {
-  return Save(Entities(), options);
+  std::vector<Entity> entities = Entities();
+  // An entity with no component and no name is not in Entities(); one a component
+  // refers to joins the set. It has no components, so it refers to nothing itself:
+  // the second pass finds no more (the loop is a guard, not a fixpoint search).
+  for (;;) {
+    std::vector<Entity> unsaved;
+    absl::StatusOr<std::vector<std::byte>> blob = SaveSet(entities, options, &unsaved);
+    if (!blob.ok() || unsaved.empty()) return blob;
+    entities.insert(entities.end(), unsaved.begin(), unsaved.end());
+    // By index, as Entities() orders them: a world spawned from this save numbers its
+    // entities in blob order, so saving it again gives the same bytes.
+    std::sort(entities.begin(), entities.end(),
+              [](Entity a, Entity b) { return a.index() < b.index(); });
+  }
 }
 
 absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> entities,
                                                    const SaveOptions& options) const {
+  return SaveSet(entities, options, nullptr);
+}
+
+absl::StatusOr<std::vector<std::byte>> World::SaveSet(absl::Span<const Entity> entities,
+                                                      const SaveOptions& options,
+                                                      std::vector<Entity>* unsaved) const {
   // Check the set, and find each entity's nearest transform ancestor inside it.
   // position_by_index[e.index()]: e's position in `entities` (kNone if not given), a
   // dense table since live indices are below the manager's capacity.
@@ -332,14 +351,33 @@ absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> enti
   }
 
   absl::Status dangling;
+  absl::flat_hash_set<Entity> unsaved_seen;
+  // A live entity outside the set: collected for SaveAll, else the save's error.
+  auto outside = [&](Entity target, absl::string_view where) {
+    if (unsaved != nullptr) {
+      if (unsaved_seen.insert(target).second) unsaved->push_back(target);
+    } else if (dangling.ok()) {
+      dangling = absl::InvalidArgumentError(absl::StrCat(
+          "Save: ", where, " refers to ", target.DebugString(),
+          ", which is alive but not saved; save it too, or clear the reference"));
+    }
+  };
+  auto describe = [this](Entity e) {
+    const absl::string_view name = EntityName(e);
+    return name.empty() ? e.DebugString() : absl::StrCat(e.DebugString(), " \"", name, "\"");
+  };
   SaveContext context;
   context.entities = saved;
   context.number_of = [&](Entity e) -> uint32_t {
     if (const uint32_t p = position(e); p != kNone) return number[p];
-    if (entities_->Alive(e) && dangling.ok()) {
-      dangling = absl::InvalidArgumentError(absl::StrCat(
-          "Save: a saved component refers to ", e.DebugString(),
-          ", which is alive but not saved; save it too, or clear the reference"));
+    if (entities_->Alive(e)) outside(e, "a saved component");
+    return kNoEntityRef;
+  };
+  context.reference = [&](Entity target, Entity holder, absl::string_view component,
+                          absl::string_view field) -> uint32_t {
+    if (const uint32_t p = position(target); p != kNone) return number[p];
+    if (entities_->Alive(target)) {
+      outside(target, absl::StrCat(describe(holder), "'s ", component, " field \"", field, "\""));
     }
     return kNoEntityRef;
   };

@@ -168,10 +168,13 @@ class World {
   // precede children; a parent outside the set makes its child a root). Errors, with
   // nothing written: NotFound for an entity not alive in this world's manager,
   // InvalidArgument for a repeated entity or a reference to a live entity outside the
-  // set (a reference to a dead one is saved as none).
+  // set, naming the holder, its component and field and the target (a reference to a
+  // dead one is saved as none).
   absl::StatusOr<std::vector<std::byte>> Save(absl::Span<const Entity> entities,
                                               const SaveOptions& options = SaveOptions()) const;
-  // SaveAll: Save(Entities()).
+  // SaveAll: Save(Entities()), plus every live entity a saved component refers to
+  // (an entity with no component and no name is saved as such, so the reference holds
+  // after a load). O(Save); a world with such references is saved twice.
   absl::StatusOr<std::vector<std::byte>> SaveAll(const SaveOptions& options = SaveOptions()) const;
   // Entities: every live entity with a component or a name in this world, by index.
   std::vector<Entity> Entities() const;
@@ -326,6 +329,11 @@ class World {
   World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> owned,
         EntityManager* shared, const Options& options);
   absl::Status Init();
+  // SaveSet: Save; with `unsaved` set, a reference to a live entity outside the set is
+  // appended there (once per entity) instead of failing the save.
+  absl::StatusOr<std::vector<std::byte>> SaveSet(absl::Span<const Entity> entities,
+                                                 const SaveOptions& options,
+                                                 std::vector<Entity>* unsaved) const;
 
   // The store of the one declared type whose struct has TypeTag `cpp`: nullptr if none
   // or several.

@@ -80,8 +80,11 @@ TEST(WorldIndex, ARunTimeComponentIsSeenByNameAndGoneWhenRemoved) {
   EXPECT_EQ(Hp(*world, e), 40);
   ASSERT_THAT(world->properties().Set(e, "health", "hp", PropertyValue(25.0f)), IsOk());
   EXPECT_EQ(health.Get(i).hp, 25);
-  // The declaration's checks apply to the run-time component too.
-  EXPECT_THAT(world->properties().Set(e, "health", "hp", PropertyValue(-1.0f)),
+  // A declared range checks authored levels, not run-time values: a set by name stores
+  // what a system may write (and a spawned blob may hold).
+  ASSERT_THAT(world->properties().Set(e, "health", "hp", PropertyValue(-1.0f)), IsOk());
+  EXPECT_EQ(health.Get(i).hp, -1);
+  EXPECT_THAT(world->properties().Set(e, "health", "hp", PropertyValue(int32_t{3})),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(world->ComponentCount(e), 2u);  // the store's and the index's
   ASSERT_TRUE(health.Destroy(e, health.instance_id()));
