@@ -40,9 +40,16 @@ struct Mixed {
   Entity target;
 };
 
+struct Hp {
+  float hp = 100;
+  float max = 100;
+};
+
 const ComponentRegistry& Registry() {
   static const ComponentRegistry* registry = [] {
     auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(ComponentDeclaration<Hp>("hp").Field("hp", &Hp::hp).Field("max", &Hp::max).Build()),
+                IsOk());
     EXPECT_THAT(r->Add(ComponentDeclaration<Mixed>("mixed")
                            .Field("speed", &Mixed::speed)
                            .Field("level", &Mixed::level)
@@ -185,6 +192,69 @@ TEST(Prefab, AWorldRefusesACorruptPrefabSection) {
   STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(Registry()));
   EXPECT_THAT(world->Spawn(bad), StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_EQ(world->entities().size(), 0u);
+}
+
+constexpr absl::string_view kInstantiable = R"({"prefabs": {
+    "orc": {"components": [{"type": "hp", "hp": 30, "max": 40}]},
+    "boss": {"prefab": "orc", "components": [{"type": "hp", "max": 400}, {"type": "mixed", "target": "boss"}],
+             "children": [{"name": "guard", "components": [{"type": "mixed", "target": "boss"}]}]}},
+  "entities": []})";
+
+TEST(Prefab, InstantiatedFromCodeAndCommandBuffers) {
+  EntityCompiler compiler;
+  ASSERT_THAT(Registry().RegisterCompilers(compiler), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityCompiler::Result level, compiler.Compile(kInstantiable, {}));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(level.blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(Registry()));
+  EXPECT_THAT(world->FindPrefab("orc"), StatusIs(absl::StatusCode::kNotFound));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> none, world->Spawn(view));  // learns the prefabs
+  EXPECT_TRUE(none.empty());
+  STRATA_ASSERT_OK_AND_ASSIGN(PrefabId orc, world->FindPrefab("orc"));
+  STRATA_ASSERT_OK_AND_ASSIGN(PrefabId boss, world->FindPrefab("boss"));
+  const auto hp = world->Pages<Hp>().component();
+  const auto mixed = world->Pages<Mixed>().component();
+  size_t added = 0;
+  auto observed = world->OnAdd<Hp>([&](absl::Span<const Entity> entities, CommandBuffer&) {
+    added += entities.size();
+  });
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> orcs, world->Instantiate(orc, 1000));
+  ASSERT_EQ(orcs.size(), 1000u);
+  EXPECT_EQ(added, 1000u);
+  for (Entity e : orcs) {
+    const Hp* h = world->pages().TryGet(e, hp);
+    ASSERT_NE(h, nullptr);
+    ASSERT_EQ(h->hp, 30);
+    ASSERT_EQ(h->max, 40);
+  }
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> zero, world->Instantiate(orc, 0));
+  EXPECT_TRUE(zero.empty());
+  // Destroyed and made again: the handles of the dead are stale, the new ones live.
+  ASSERT_THAT(world->DestroyBatch(orcs), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, world->Instantiate(orc, 2));
+  EXPECT_FALSE(world->entities().Alive(orcs[0]));
+  EXPECT_EQ(world->pages().TryGet(again[1], hp)->max, 40);
+
+  // From a command buffer: pending until playback.
+  CommandBuffer commands(world->pages());
+  STRATA_ASSERT_OK_AND_ASSIGN(Entity pending, world->Instantiate(commands, orc));
+  (void)pending;
+  STRATA_ASSERT_OK_AND_ASSIGN(CommandBuffer::Result played, world->Playback(commands));
+  EXPECT_EQ(played.applied, 1u);
+  EXPECT_EQ(added, 1000u + 2 + 1);
+  EXPECT_THAT(world->Instantiate(commands, boss), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(world->Instantiate(PrefabId{99}), StatusIs(absl::StatusCode::kInvalidArgument));
+
+  // A prefab with children and references: each instance's references are its own.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> bosses, world->Instantiate(boss, 3));
+  ASSERT_EQ(bosses.size(), 3u);
+  for (Entity b : bosses) {
+    EXPECT_EQ(world->pages().TryGet(b, hp)->max, 400);
+    EXPECT_EQ(world->pages().TryGet(b, hp)->hp, 30);
+    EXPECT_EQ(world->pages().TryGet(b, mixed)->target, b);
+    EXPECT_EQ(world->EntityName(b), "boss");  // as the prefab names its root
+  }
+  EXPECT_EQ(world->Entities().size(), 2u + 1 + 3 * 2);
 }
 
 }  // namespace

@@ -204,7 +204,7 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
     }
   }
   // A corrupt prefab section fails the spawn before anything exists, too.
-  STRATA_RETURN_IF_ERROR(ReadPrefabTable(view).status());
+  STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
   STRATA_ASSIGN_OR_RETURN(std::vector<Entity> spawned,
                           spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats));
   if (!names.empty()) {
@@ -219,9 +219,118 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
     }
   }
   SyncTransformMirror();
+  for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
+    STRATA_RETURN_IF_ERROR(LoadPrefab(prefab.name, prefab.view));
+  }
   // The spawn's adds reach the observers now.
   STRATA_RETURN_IF_ERROR(events_->Flush());
   return spawned;
+}
+
+absl::Status World::LoadPrefabs(const EntityResourceView& view) {
+  STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
+  for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
+    STRATA_RETURN_IF_ERROR(LoadPrefab(prefab.name, prefab.view));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status World::LoadPrefab(absl::string_view name, const EntityResourceView& view) {
+  auto known = std::make_unique<KnownPrefab>();
+  known->name = std::string(name);
+  // NOTE: std::vector's storage is 16-byte aligned (operator new), as a view requires.
+  known->blob.assign(view.blob().begin(), view.blob().end());
+  STRATA_ASSIGN_OR_RETURN(EntityResourceView copied, EntityResourceView::Create(known->blob));
+  known->view = copied;
+  // One entity of page components without references: a bundle of their values.
+  bool bundle_ok = copied.num_entities() == 1;
+  ComponentBundle bundle;
+  for (const ComponentTypeView& section : copied.component_types()) {
+    if (!bundle_ok) break;
+    if (IsMetadataSection(section.type)) continue;
+    const ComponentType* type = registry_->Find(section.type);
+    if (type == nullptr || !store_by_id_.contains(section.type.value()) || type->storage() != ComponentStorage::kPages ||
+        section.num_instances != 1) {
+      bundle_ok = false;
+      break;
+    }
+    for (const FieldInfo& field : type->fields()) {
+      if (field.type == FieldType::kEntity) bundle_ok = false;
+    }
+    if (!bundle_ok) break;
+    ComponentSpawnBatch batch;
+    batch.type = section.type;
+    const Entity placeholder = Entity();
+    batch.entities = absl::MakeConstSpan(&placeholder, 1);
+    batch.num_instances = 1;
+    batch.entity_index = section.entity_index;
+    batch.names = section.names;
+    batch.instance_stride = section.instance_stride;
+    batch.data = section.data;
+    batch.layout_fingerprint = section.layout_fingerprint;
+    STRATA_ASSIGN_OR_RETURN(const ResourceMetadata meta, ReadResourceMetadata(copied));
+    if (auto it = meta.layouts.find(section.type.value()); it != meta.layouts.end()) batch.layout = it->second;
+    STRATA_ASSIGN_OR_RETURN(const SpawnPlan plan, PlanSpawn(*type, batch));
+    std::vector<std::byte> value;
+    STRATA_RETURN_IF_ERROR(DecodeInstances(*type, plan, batch, &value));
+    STRATA_ASSIGN_OR_RETURN(const ComponentId id, pages_->FindComponent(type->name()));
+    bundle.SetRaw(id, value);
+  }
+  if (bundle_ok) known->bundle = std::move(bundle);
+  auto [it, inserted] = prefab_by_name_.try_emplace(known->name, static_cast<uint32_t>(prefabs_.size()));
+  if (inserted) {
+    prefabs_.push_back(std::move(known));
+  } else {
+    prefabs_[it->second] = std::move(known);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PrefabId> World::FindPrefab(absl::string_view name) const {
+  auto it = prefab_by_name_.find(name);
+  if (it == prefab_by_name_.end()) {
+    return absl::NotFoundError(absl::StrCat("no prefab named \"", name, "\" is known to this world"));
+  }
+  return PrefabId{it->second};
+}
+
+absl::StatusOr<std::vector<Entity>> World::Instantiate(PrefabId prefab, size_t count) {
+  if (prefab.index >= prefabs_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("Instantiate: no prefab ", prefab.index));
+  }
+  const KnownPrefab& known = *prefabs_[prefab.index];
+  std::vector<Entity> roots(count);
+  if (known.bundle.has_value()) {
+    entities_->CreateBatch(absl::MakeSpan(roots));
+    if (absl::Status created = pages_->CreateFromBundle(roots, *known.bundle); !created.ok()) {
+      (void)entities_->DestroyBatch(roots);
+      return created;
+    }
+  } else {
+    for (size_t i = 0; i < count; ++i) {
+      absl::StatusOr<std::vector<Entity>> spawned = Spawn(*known.view);
+      if (!spawned.ok()) {
+        (void)entities_->DestroyBatch(absl::MakeConstSpan(roots.data(), i));
+        return spawned.status();
+      }
+      roots[i] = (*spawned)[0];
+    }
+  }
+  STRATA_RETURN_IF_ERROR(events_->Flush());
+  return roots;
+}
+
+absl::StatusOr<Entity> World::Instantiate(CommandBuffer& commands, PrefabId prefab) const {
+  if (prefab.index >= prefabs_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("Instantiate: no prefab ", prefab.index));
+  }
+  const KnownPrefab& known = *prefabs_[prefab.index];
+  if (!known.bundle.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "prefab \"", known.name, "\" is not one entity of page components without references: "
+        "instantiate it with World::Instantiate"));
+  }
+  return commands.Create(*known.bundle);
 }
 
 std::vector<Entity> World::Entities() const {

@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -89,6 +90,11 @@ struct SaveOptions {
 // HasTransform: the page-store tag by which a World mirrors its transforms into page
 // queries (World::TrackTransformChanges).
 struct HasTransform {};
+
+// PrefabId: a prefab a World knows (World::FindPrefab), valid for that World's life.
+struct PrefabId {
+  uint32_t index = 0xFFFFFFFFu;
+};
 
 // With<Ts...> / Without<Ts...>: the components World::Each also requires / excludes.
 template <typename... Ts>
@@ -163,6 +169,27 @@ class World {
   // FailedPrecondition naming the type and field. O(entities + instances).
   absl::StatusOr<std::vector<Entity>> Spawn(const EntityResourceView& view,
                                             SpawnStats* stats = nullptr);
+
+  // LoadPrefabs: the prefabs `view` declares (its strata.prefabs section,
+  // resource/prefab.h) become known to this world, copied; one of the same name as a
+  // known prefab replaces it (PrefabIds stay valid and name the new one). Spawn does
+  // this for every resource it spawns. DataLoss for a corrupt section.
+  absl::Status LoadPrefabs(const EntityResourceView& view);
+  // FindPrefab: the known prefab named `name`; NotFound naming it.
+  absl::StatusOr<PrefabId> FindPrefab(absl::string_view name) const;
+  // Instantiate: `count` new instances of `prefab` (its root and children each, with
+  // references inside the prefab to the instance's own entities); returns the roots in
+  // order. Spawned instances are named as in the prefab (the root by its name); bundle
+  // ones (below) have no name. A
+  // prefab of one entity whose components are all page-stored and hold no
+  // entity reference costs what creating the same values does (one CreateBatch, one
+  // CreateFromBundle); any other spawns the prefab's resource once per instance.
+  // Observers hear of the adds before it returns. InvalidArgument for an unknown id.
+  absl::StatusOr<std::vector<Entity>> Instantiate(PrefabId prefab, size_t count = 1);
+  // Instantiate(commands, prefab): records one instance's creation in `commands` (made
+  // for pages()), a pending handle until playback. FailedPrecondition for a prefab
+  // Instantiate cannot create as a bundle (children, other storage, references).
+  absl::StatusOr<Entity> Instantiate(CommandBuffer& commands, PrefabId prefab) const;
 
   // Save: a resource blob of `entities` (in that order, moved as needed so parents
   // precede children; a parent outside the set makes its child a root). Errors, with
@@ -430,6 +457,17 @@ class World {
   // nullptr when several types declare T.
   absl::flat_hash_map<const void*, ComponentStore*> store_by_cpp_;
   std::unique_ptr<EntitySpawner> spawner_;
+  // The prefabs this world knows: each one's resource (copied) and, when it can be
+  // created as one bundle of page components, that bundle.
+  struct KnownPrefab {
+    std::string name;
+    std::vector<std::byte> blob;
+    std::optional<EntityResourceView> view;
+    std::optional<ComponentBundle> bundle;
+  };
+  absl::Status LoadPrefab(absl::string_view name, const EntityResourceView& view);
+  std::vector<std::unique_ptr<KnownPrefab>> prefabs_;
+  absl::flat_hash_map<std::string, uint32_t> prefab_by_name_;
   // entity_names_[index]: the name of the entity of that index and generation. A
   // vector, not a hash map, so naming a spawned level's entities costs one string
   // assignment each (names are short: most fit the string's inline buffer).

@@ -1,0 +1,157 @@
+// Instantiating a prefab against creating the same values by hand, in the same
+// iteration of the same run: each iteration times the floor (CreateBatch +
+// CreateFromBundle of a bundle holding the prefab's values, or the per-entity and
+// command-buffer forms of the same) and the instantiation in two fresh worlds, and
+// reports their ratio ("ratio" counter: instantiation time / floor time, summed over
+// iterations).
+//
+//   bazel run -c opt //engine:prefab_benchmark
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "engine/sample_components.h"
+#include "engine/world.h"
+#include "iteration/command_buffer.h"
+#include "resource/entity_compiler.h"
+#include "resource/format.h"
+
+namespace strata {
+namespace {
+
+constexpr char kLevel[] = R"({"prefabs": {"spark": {"components": [
+    {"type": "spark", "velocity": [0, 3, 0], "lifetime": 0.5, "max_lifetime": 2},
+    {"type": "sprite", "size": 0.25, "color": [1, 0.5, 0, 1]}]}}, "entities": []})";
+
+const std::vector<std::byte>& LevelBlob() {
+  static const std::vector<std::byte>* blob = [] {
+    EntityCompiler compiler;
+    if (!SampleRegistry().RegisterCompilers(compiler).ok()) std::abort();
+    absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(kLevel, {});
+    if (!compiled.ok()) std::abort();
+    return new std::vector<std::byte>(std::move(compiled->blob));
+  }();
+  return *blob;
+}
+
+std::unique_ptr<World> FreshWorld() {
+  absl::StatusOr<std::unique_ptr<World>> world = World::Create(SampleRegistry());
+  absl::StatusOr<EntityResourceView> view = EntityResourceView::Create(LevelBlob());
+  if (!world.ok() || !view.ok() || !(*world)->Spawn(*view).ok()) std::abort();
+  return *std::move(world);
+}
+
+// The prefab's values, set by hand.
+ComponentBundle HandBundle(World& world) {
+  Spark spark;
+  spark.velocity = Vector3{0, 3, 0};
+  spark.lifetime = 0.5f;
+  spark.max_lifetime = 2;
+  Sprite sprite;
+  sprite.size = 0.25f;
+  sprite.color = Vector4{1, 0.5f, 0, 1};
+  ComponentBundle bundle;
+  bundle.Set(world.Pages<Spark>().component(), spark)
+      .Set(world.Pages<Sprite>().component(), sprite);
+  return bundle;
+}
+
+enum class Form { kBatch, kEach, kCommands };
+
+double Seconds(std::chrono::steady_clock::time_point begin) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+}
+
+void BM_Instantiate(benchmark::State& state) {
+  const Form form = static_cast<Form>(state.range(0));
+  const size_t n = static_cast<size_t>(state.range(1));
+  double floor_total = 0, instantiate_total = 0;
+  int round = 0;
+  for (auto _ : state) {
+    std::unique_ptr<World> floor_world = FreshWorld();
+    std::unique_ptr<World> prefab_world = FreshWorld();
+    const ComponentBundle bundle = HandBundle(*floor_world);
+    const PrefabId spark = *prefab_world->FindPrefab("spark");
+    // The floor: the same values created by hand, in the same form.
+    auto run_floor = [&] {
+      const auto begin = std::chrono::steady_clock::now();
+      if (form == Form::kBatch) {
+        std::vector<Entity> batch(n);
+        floor_world->entities().CreateBatch(absl::MakeSpan(batch));
+        if (!floor_world->pages().CreateFromBundle(batch, bundle).ok()) std::abort();
+        benchmark::DoNotOptimize(batch.data());
+      } else if (form == Form::kEach) {
+        for (size_t i = 0; i < n; ++i) {
+          const Entity e = floor_world->entities().Create();
+          if (!floor_world->pages().CreateFromBundle(absl::MakeConstSpan(&e, 1), bundle).ok())
+            std::abort();
+        }
+      } else {
+        CommandBuffer commands(floor_world->pages());
+        for (size_t i = 0; i < n; ++i) commands.Create(bundle);
+        if (!floor_world->Playback(commands).ok()) std::abort();
+      }
+      if (!floor_world->Flush().ok()) std::abort();
+      return Seconds(begin);
+    };
+    // The prefab.
+    auto run_prefab = [&] {
+      const auto begin = std::chrono::steady_clock::now();
+      if (form == Form::kBatch) {
+        absl::StatusOr<std::vector<Entity>> made = prefab_world->Instantiate(spark, n);
+        if (!made.ok() || made->size() != n) std::abort();
+        benchmark::DoNotOptimize(made->data());
+      } else if (form == Form::kEach) {
+        for (size_t i = 0; i < n; ++i) {
+          absl::StatusOr<std::vector<Entity>> made = prefab_world->Instantiate(spark, 1);
+          if (!made.ok()) std::abort();
+        }
+      } else {
+        CommandBuffer commands(prefab_world->pages());
+        for (size_t i = 0; i < n; ++i) {
+          if (!prefab_world->Instantiate(commands, spark).ok()) std::abort();
+        }
+        if (!prefab_world->Playback(commands).ok()) std::abort();
+      }
+      return Seconds(begin);
+    };
+    // Alternated, so neither always runs on a warmer heap.
+    double floor_seconds, instantiate_seconds;
+    if (++round % 2 == 0) {
+      floor_seconds = run_floor();
+      instantiate_seconds = run_prefab();
+    } else {
+      instantiate_seconds = run_prefab();
+      floor_seconds = run_floor();
+    }
+    state.SetIterationTime(instantiate_seconds);
+    floor_total += floor_seconds;
+    instantiate_total += instantiate_seconds;
+    if (prefab_world->entities().size() != floor_world->entities().size()) std::abort();
+    state.PauseTiming();
+    floor_world.reset();
+    prefab_world.reset();
+    state.ResumeTiming();
+  }
+  state.counters["floor_ms"] = 1e3 * floor_total / static_cast<double>(state.iterations());
+  state.counters["ratio"] = instantiate_total / floor_total;
+  state.counters["ns_per_entity"] =
+      1e9 * instantiate_total / static_cast<double>(state.iterations() * n);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
+BENCHMARK(BM_Instantiate)
+    ->Name("BM_Instantiate")
+    ->ArgNames({"form", "n"})
+    ->Args({static_cast<int>(Form::kBatch), 1000000})
+    ->Args({static_cast<int>(Form::kEach), 1000000})
+    ->Args({static_cast<int>(Form::kCommands), 1000000})
+    ->Iterations(10)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace strata
+
+BENCHMARK_MAIN();
