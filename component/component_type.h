@@ -33,6 +33,7 @@
 #include "index/component_manager.h"
 #include "index/entity_index.h"
 #include "index/property_system.h"
+#include "iteration/component_events.h"
 #include "iteration/entity_pages.h"
 #include "nlohmann/json_fwd.hpp"
 #include "resource/entity_compiler.h"
@@ -61,6 +62,9 @@ struct WorldServices {
   // indexer: keeps `index` in step with every store (component/instance_indexer.h): a
   // store attaches its manager there, a page-stored type tracks its component id.
   InstanceIndexer* indexer = nullptr;
+  // events: the world's observers (iteration/component_events.h); a page-stored type
+  // subscribes its declared observers there.
+  ComponentEvents* events = nullptr;
 
   // Lend / Find: a subsystem of type T lent by the world, or nullptr.
   template <typename T>
@@ -213,6 +217,13 @@ class ComponentType {
   // cpp_type: TypeTag<T>() of the declared struct T (nullptr for custom types), so a
   // World finds a type's store from its C++ type (World::Pages<T>()).
   const void* cpp_type() const { return cpp_type_; }
+  // DeclaredObserver: an observer the declaration gave (ComponentDeclaration::OnAdd and
+  // its siblings); each World's store of the type subscribes it.
+  struct DeclaredObserver {
+    ComponentEvents::Event event;
+    ComponentEvents::Observer observer;
+  };
+  absl::Span<const DeclaredObserver> observers() const { return observers_; }
   // identity_layout: the blob instance is the struct's bytes (fields packed in order,
   // covering the struct, none a bool or an entity), so conversions are memcpy.
   bool identity_layout() const { return identity_layout_; }
@@ -251,6 +262,7 @@ class ComponentType {
   std::vector<std::byte> defaults_;
   bool identity_layout_ = false;
   const void* cpp_type_ = nullptr;
+  std::vector<DeclaredObserver> observers_;
   CompileFunction compile_;
   ExportFunction export_;
   StoreFactory make_store_;

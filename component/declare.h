@@ -76,6 +76,14 @@ class PageStore final : public ComponentStore {
             const WorldServices& services)
       : type_(&type), manager_(std::move(manager)), services_(services) {}
 
+  // Subscribes the type's declared observers to services.events (set when it has any);
+  // they unsubscribe with the store.
+  void SubscribeDeclaredObservers() {
+    for (const ComponentType::DeclaredObserver& o : type_->observers()) {
+      observers_.push_back(services_.events->On(o.event, manager_->component().id, o.observer));
+    }
+  }
+
   ComponentManager& manager() override { return *manager_; }
   void* typed() override { return manager_.get(); }
   const void* type_tag() const override { return TypeTag<PageComponentManager<T>>(); }
@@ -151,6 +159,7 @@ class PageStore final : public ComponentStore {
   const ComponentType* type_;
   std::unique_ptr<PageComponentManager<T>> manager_;
   WorldServices services_;
+  std::vector<ComponentEvents::Subscription> observers_;
 };
 
 template <typename T>
@@ -275,6 +284,31 @@ class ComponentDeclaration {
     return *this;
   }
 
+  // OnAdd / OnRemove / OnSet: an observer of this type that every World made from the
+  // registry holding it subscribes, as World::OnAdd<T> and its siblings would, for the
+  // World's lifetime (same callbacks: fn(entities, commands) for OnAdd, fn(entities,
+  // Span<const T> values, commands) for the others; see iteration/component_events.h).
+  // A World may run it on entities of any level, so it keeps no state of one World
+  // unless it is told which. Page-stored types only: Build refuses it on a kNamed one.
+  template <typename Fn>
+  ComponentDeclaration& OnAdd(Fn fn) {
+    observers_.push_back({ComponentEvents::Event::kAdd,
+                          ComponentEvents::EntitiesObserver(std::move(fn))});
+    return *this;
+  }
+  template <typename Fn>
+  ComponentDeclaration& OnRemove(Fn fn) {
+    observers_.push_back({ComponentEvents::Event::kRemove,
+                          ComponentEvents::ValuesObserver<T>(std::move(fn))});
+    return *this;
+  }
+  template <typename Fn>
+  ComponentDeclaration& OnSet(Fn fn) {
+    observers_.push_back({ComponentEvents::Event::kSet,
+                          ComponentEvents::ValuesObserver<T>(std::move(fn))});
+    return *this;
+  }
+
   // Build: the ComponentType. InvalidArgument for an empty or reserved type name, a
   // duplicate or reserved ("type", "name") field name, a field outside the struct or
   // overlapping another, an option given before any field, or bytes of the struct's
@@ -283,6 +317,10 @@ class ComponentDeclaration {
   absl::StatusOr<ComponentType> Build() const {
     if (!error_.ok()) return error_;
     if (type_name_.empty()) return absl::InvalidArgumentError("component type name is empty");
+    if (!observers_.empty() && storage_ != ComponentStorage::kPages) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "component type \"", type_name_, "\": observers need page storage (kPages)"));
+    }
     absl::Status fields = component_internal::CheckDeclaredFields(type_name_, fields_, sizeof(T));
     if (!fields.ok()) return fields;
     absl::Status covered = component_internal::CheckEveryByteDeclared(
@@ -316,6 +354,7 @@ class ComponentDeclaration {
     // NOTE: the functions capture a copy of nothing but refer to the ComponentType
     // they are called for: a registry keeps each type at a stable address.
     type.make_store_ = &MakeStore;
+    type.observers_ = observers_;
     return type;
   }
 
@@ -340,9 +379,14 @@ class ComponentDeclaration {
     absl::StatusOr<std::unique_ptr<PageComponentManager<T>>> manager =
         PageComponentManager<T>::Register(*services.pages, type.name());
     if (!manager.ok()) return manager.status();
+    if (!type.observers().empty() && services.events == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "component type \"", type.name(), "\" declares observers: the world has no events"));
+    }
     services.indexer->Track(**manager);
-    return std::unique_ptr<ComponentStore>(
-        new component_internal::PageStore<T>(type, *std::move(manager), services));
+    auto store = std::make_unique<component_internal::PageStore<T>>(type, *std::move(manager), services);
+    store->SubscribeDeclaredObservers();
+    return std::unique_ptr<ComponentStore>(std::move(store));
   }
 
   // ValueBytes: for each byte of T, whether it belongs to a member's value (1) or is
@@ -416,6 +460,7 @@ class ComponentDeclaration {
   std::vector<FieldInfo> fields_;
   std::vector<component_internal::ByteRange> transients_;
   absl::Status error_;
+  std::vector<ComponentType::DeclaredObserver> observers_;
   mutable std::unique_ptr<T> probe_;
 };
 

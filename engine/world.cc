@@ -78,6 +78,7 @@ absl::Status World::Init() {
   services.pages = pages_.get();
   services.index = index_.get();
   services.indexer = indexer_.get();
+  services.events = events_.get();
   services.Lend(transforms_.get());
   services.Lend(transform_manager_.get());
   for (const ComponentType* type : registry_->types()) {

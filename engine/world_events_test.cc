@@ -2,6 +2,7 @@
 // page component reaches the observers at a flush point, and the entity index (so
 // properties by name) the same way.
 #include <memory>
+#include <utility>
 #include <string>
 #include <variant>
 #include <vector>
@@ -120,6 +121,59 @@ TEST_F(WorldEvents, AnObserverReactsThroughCommands) {
   ASSERT_THAT(world_->Playback(commands).status(), IsOk());
   EXPECT_EQ(deaths, 4);
   EXPECT_EQ(world_->entities().size(), 6u);
+}
+
+// Observers declared once on the type run in every World made from the registry.
+struct Armor {
+  float value = 1;
+};
+
+TEST(WorldDeclaredObservers, EveryWorldOfTheRegistrySubscribesThem) {
+  auto removed_value = std::make_shared<float>(0);
+  auto added = std::make_shared<int>(0);
+  ComponentRegistry registry;
+  ASSERT_THAT(registry.Add(ComponentDeclaration<Armor>("armor")
+                               .Field("value", &Armor::value)
+                               .OnAdd([added](absl::Span<const Entity> e, CommandBuffer&) {
+                                 *added += static_cast<int>(e.size());
+                               })
+                               .OnRemove([removed_value](absl::Span<const Entity>,
+                                                         absl::Span<const Armor> last,
+                                                         CommandBuffer&) {
+                                 for (const Armor& a : last) *removed_value += a.value;
+                               })
+                               .Build()),
+              IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> first, World::Create(registry));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> second, World::Create(registry));
+  std::vector<Entity> a(3), b(2);
+  first->entities().CreateBatch(absl::MakeSpan(a));
+  second->entities().CreateBatch(absl::MakeSpan(b));
+  for (Entity e : a) ASSERT_THAT(first->pages().Add(e, first->Pages<Armor>().component(), Armor{2}), IsOk());
+  for (Entity e : b) ASSERT_THAT(second->pages().Add(e, second->Pages<Armor>().component(), Armor{5}), IsOk());
+  ASSERT_THAT(first->Flush(), IsOk());
+  EXPECT_EQ(*added, 3);
+  ASSERT_THAT(second->Flush(), IsOk());
+  EXPECT_EQ(*added, 5);
+  ASSERT_THAT(first->DestroyBatch(a), IsOk());
+  ASSERT_THAT(first->Flush(), IsOk());
+  EXPECT_EQ(*removed_value, 6.0f);
+  // A World's subscriptions go with it; the other World's stay.
+  first.reset();
+  ASSERT_THAT(second->Destroy(b[0]), IsOk());
+  ASSERT_THAT(second->Flush(), IsOk());
+  EXPECT_EQ(*removed_value, 11.0f);
+  EXPECT_EQ(second->events().observers(), 2u);
+}
+
+TEST(WorldDeclaredObservers, NamedStorageRefusesThem) {
+  absl::StatusOr<ComponentType> named =
+      ComponentDeclaration<Armor>("armor", ComponentStorage::kNamed)
+          .Field("value", &Armor::value)
+          .OnSet([](absl::Span<const Entity>, absl::Span<const Armor>, CommandBuffer&) {})
+          .Build();
+  EXPECT_THAT(named.status(), ::strata::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                                          ::testing::HasSubstr("page storage")));
 }
 
 }  // namespace

@@ -113,17 +113,40 @@ class ComponentEvents final : public StructureListener {
   // values as Span<const T>, commands)).
   template <typename T, typename Fn>
   [[nodiscard]] Subscription OnAdd(Component<T> c, Fn fn) {
-    return On(Event::kAdd, c.id,
-              [fn = std::move(fn)](absl::Span<const Entity> entities, absl::Span<const std::byte>,
-                                   CommandBuffer& commands) mutable { fn(entities, commands); });
+    return On(Event::kAdd, c.id, EntitiesObserver(std::move(fn)));
   }
   template <typename T, typename Fn>
   [[nodiscard]] Subscription OnRemove(Component<T> c, Fn fn) {
-    return On(Event::kRemove, c.id, Typed<T>(std::move(fn)));
+    return On(Event::kRemove, c.id, ValuesObserver<T>(std::move(fn)));
   }
   template <typename T, typename Fn>
   [[nodiscard]] Subscription OnSet(Component<T> c, Fn fn) {
-    return On(Event::kSet, c.id, Typed<T>(std::move(fn)));
+    return On(Event::kSet, c.id, ValuesObserver<T>(std::move(fn)));
+  }
+  // EntitiesObserver / ValuesObserver<T>: the Observer the typed forms subscribe, for
+  // callers that keep observers before they subscribe them (a ComponentDeclaration's).
+  // fn(entities, commands); fn(entities, values as Span<const T>, commands).
+  template <typename Fn>
+  static Observer EntitiesObserver(Fn fn) {
+    return [fn = std::move(fn)](absl::Span<const Entity> entities, absl::Span<const std::byte>,
+                                CommandBuffer& commands) mutable { fn(entities, commands); };
+  }
+  template <typename T, typename Fn>
+  static Observer ValuesObserver(Fn fn) {
+    static_assert(alignof(T) <= kValueAlignment, "an observed component aligned past 16 bytes");
+    return [fn = std::move(fn)](absl::Span<const Entity> entities,
+                                absl::Span<const std::byte> values, CommandBuffer& commands) mutable {
+      if constexpr (std::is_empty_v<T>) {
+        // A tag has no bytes: a T per entity, all alike.
+        (void)values;
+        const std::vector<T> tags(entities.size());
+        fn(entities, absl::MakeConstSpan(tags), commands);
+      } else {
+        fn(entities,
+           absl::MakeConstSpan(reinterpret_cast<const T*>(values.data()), entities.size()),
+           commands);
+      }
+    };
   }
 
   // Flush: delivers the pending events (see above). OK when none are left;
@@ -158,23 +181,6 @@ class ComponentEvents final : public StructureListener {
     bool active;
   };
 
-  template <typename T, typename Fn>
-  static Observer Typed(Fn fn) {
-    static_assert(alignof(T) <= kValueAlignment, "an observed component aligned past 16 bytes");
-    return [fn = std::move(fn)](absl::Span<const Entity> entities,
-                                absl::Span<const std::byte> values, CommandBuffer& commands) mutable {
-      if constexpr (std::is_empty_v<T>) {
-        // A tag has no bytes: a T per entity, all alike.
-        (void)values;
-        const std::vector<T> tags(entities.size());
-        fn(entities, absl::MakeConstSpan(tags), commands);
-      } else {
-        fn(entities,
-           absl::MakeConstSpan(reinterpret_cast<const T*>(values.data()), entities.size()),
-           commands);
-      }
-    };
-  }
 
   bool Observed(Event event, ComponentId c) const {
     return c < kMaxTypes && counts_[static_cast<size_t>(event)][c] != 0;
