@@ -199,7 +199,7 @@ class NamedStore final : public ComponentStore {
 
   absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
     for (uint32_t k = 0; k < context.entities.size(); ++k) {
-      for (InstanceId id : manager_.InstancesOf(context.entities[k])) {
+      for (InstanceId id : manager_.InstanceNames(context.entities[k])) {
         const T& object = manager_.Get(manager_.Lookup(context.entities[k], id));
         EncodeInstance(*type_, reinterpret_cast<const std::byte*>(&object), context.entities[k],
                        context, &out->data);

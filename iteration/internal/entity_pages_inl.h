@@ -147,6 +147,8 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
   // registers instead of reloading it after every store of component bytes).
   absl::StatusOr<std::byte*> dst = AddSlow(e.index(), e.generation(), c, kValueSize);
   if (ABSL_PREDICT_FALSE(!dst.ok())) return std::move(dst).status();
+  // AddSlow succeeds only for a registered type (GCC 12 at -O2 saw kNoComponent here).
+  ABSL_ASSUME(c < kMaxComponentTypes);
   write(*dst, types_[c].size);
   if (ABSL_PREDICT_FALSE(tracked_[c] != nullptr)) MarkAddedEntities(absl::MakeConstSpan(&e, 1), c);
   if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyAdded(c, e);
