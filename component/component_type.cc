@@ -138,8 +138,7 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
       return error(f, "a bound is NaN");
     }
     if (f.min && f.max && *f.min > *f.max) return error(f, "min is greater than max");
-    if ((f.min || f.max) && f.type != FieldType::kF32 && f.type != FieldType::kI32 &&
-        f.type != FieldType::kU32) {
+    if ((f.min || f.max) && !IsNumeric(f.type)) {
       return error(f, absl::StrCat("a range needs a numeric field, not ", FieldTypeName(f.type)));
     }
     for (size_t j = 0; j < i; ++j) {
@@ -196,22 +195,11 @@ absl::Status CheckDefaultsInRange(absl::string_view type_name, absl::Span<const 
                                   absl::Span<const std::byte> defaults) {
   for (const FieldInfo& f : fields) {
     if (!f.min && !f.max) continue;
-    double value = 0;
-    if (f.type == FieldType::kF32) {
-      float v;
-      std::memcpy(&v, defaults.data() + f.offset, sizeof(v));
-      value = v;
-    } else if (f.type == FieldType::kI32) {
-      int32_t v;
-      std::memcpy(&v, defaults.data() + f.offset, sizeof(v));
-      value = v;
-    } else if (f.type == FieldType::kU32) {
-      uint32_t v;
-      std::memcpy(&v, defaults.data() + f.offset, sizeof(v));
-      value = v;
-    } else {
-      continue;  // CheckDeclaredFields refuses a range on other types
-    }
+    if (!IsNumeric(f.type)) continue;  // CheckDeclaredFields refuses a range on others
+    // The default as the field's blob bytes (native order), read as a number.
+    std::vector<std::byte> bytes(FieldBlobSize(f.type));
+    EncodeField(f, defaults.data(), [](Entity) { return kNoEntityRef; }, bytes.data());
+    const double value = NumericValue(f, bytes.data());
     // NaN compares false both ways: refused as outside.
     if (!(value >= f.min.value_or(value)) || !(value <= f.max.value_or(value))) {
       return absl::InvalidArgumentError(absl::StrCat(

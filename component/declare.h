@@ -18,8 +18,8 @@
 //   registry.Add(*std::move(health));
 //
 // The struct's default member values are the fields' defaults. Field types follow the
-// member types (component/field.h: float, int32_t, uint32_t, bool, Vector3, Vector4,
-// Quaternion, IdString32, Entity; Color() marks a Vector4 as a color). RawField
+// member types (component/field.h: float, double, the 8- to 64-bit integers, bool,
+// Vector3, Vector4, Quaternion, IdString32, Entity; Color() marks a Vector4 as a color). RawField
 // declares a field by offset, for structs described at run time; Build checks that it
 // fits the struct and overlaps no other field.
 //

@@ -27,6 +27,77 @@ float LoadF(const std::byte* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+template <typename T>
+T LoadAs(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// Inclusive bounds of an integer field type.
+struct IntegerBounds {
+  int64_t lo;
+  uint64_t hi;
+};
+IntegerBounds BoundsOf(FieldType type) {
+  switch (type) {
+    case FieldType::kI8:
+      return {INT8_MIN, INT8_MAX};
+    case FieldType::kU8:
+      return {0, UINT8_MAX};
+    case FieldType::kI16:
+      return {INT16_MIN, INT16_MAX};
+    case FieldType::kU16:
+      return {0, UINT16_MAX};
+    case FieldType::kI32:
+      return {INT32_MIN, INT32_MAX};
+    case FieldType::kU32:
+      return {0, UINT32_MAX};
+    case FieldType::kI64:
+      return {INT64_MIN, INT64_MAX};
+    default:  // kU64
+      return {0, UINT64_MAX};
+  }
+}
+
+bool IsSignedInteger(FieldType type) {
+  return type == FieldType::kI8 || type == FieldType::kI16 || type == FieldType::kI32 ||
+         type == FieldType::kI64;
+}
+
+// An integer field's value as int64 (signed types) or uint64 bits (unsigned), from
+// native bytes of its size.
+int64_t LoadSigned(FieldType type, const std::byte* p) {
+  switch (type) {
+    case FieldType::kI8:
+      return LoadAs<int8_t>(p);
+    case FieldType::kI16:
+      return LoadAs<int16_t>(p);
+    case FieldType::kI32:
+      return LoadAs<int32_t>(p);
+    default:
+      return LoadAs<int64_t>(p);
+  }
+}
+uint64_t LoadUnsigned(FieldType type, const std::byte* p) {
+  switch (type) {
+    case FieldType::kU8:
+      return LoadAs<uint8_t>(p);
+    case FieldType::kU16:
+      return LoadAs<uint16_t>(p);
+    case FieldType::kU32:
+      return LoadAs<uint32_t>(p);
+    default:
+      return LoadAs<uint64_t>(p);
+  }
+}
+// The value of a numeric field as a double (range checks; NaN stays NaN).
+double NumericValue(FieldType type, const std::byte* p) {
+  if (type == FieldType::kF32) return LoadF(p);
+  if (type == FieldType::kF64) return LoadAs<double>(p);
+  if (IsSignedInteger(type)) return static_cast<double>(LoadSigned(type, p));
+  return static_cast<double>(LoadUnsigned(type, p));
+}
 
 // Number of floats of a vector-like field, 1 for a scalar f32, 0 otherwise.
 uint32_t FloatCount(FieldType type) {
@@ -87,31 +158,57 @@ absl::Status ToFloat(const FieldInfo& field, const json& value, absl::string_vie
   return absl::OkStatus();
 }
 
-// An integer from JSON in [lo, hi]: integral numbers only (3.0 is fine, 3.5 is not).
-absl::Status ToInteger(const FieldInfo& field, const json& value, int64_t lo, int64_t hi,
-                       int64_t* out) {
+// An integer from JSON for an integer field: integral numbers only (3.0 is fine, 3.5
+// is not) within the type's bounds. Signed types give *out as int64, unsigned ones as
+// its uint64 bits (exact to 2^64 - 1).
+absl::Status ToInteger(const FieldInfo& field, const json& value, uint64_t* out) {
+  const IntegerBounds bounds = BoundsOf(field.type);
+  const bool is_signed = IsSignedInteger(field.type);
+  auto does_not_fit = [&](auto v) {
+    return Error(field, absl::StrCat(v, " does not fit ", FieldTypeName(field.type)));
+  };
   if (value.is_number_unsigned()) {
     const uint64_t u = value.get<uint64_t>();
-    if (u > static_cast<uint64_t>(hi)) return Error(field, absl::StrCat(u, " does not fit ", FieldTypeName(field.type)));
-    *out = static_cast<int64_t>(u);
+    if (u > bounds.hi) return does_not_fit(u);
+    *out = u;
     return absl::OkStatus();
   }
   if (value.is_number_integer()) {
     const int64_t i = value.get<int64_t>();
-    if (i < lo || i > hi) return Error(field, absl::StrCat(i, " does not fit ", FieldTypeName(field.type)));
-    *out = i;
+    if (i < bounds.lo || (i > 0 && static_cast<uint64_t>(i) > bounds.hi)) return does_not_fit(i);
+    *out = static_cast<uint64_t>(i);
     return absl::OkStatus();
   }
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi))) {
+    // hi + 1 is a power of two, exact as a double: d < it keeps the cast defined.
+    const double above = std::ldexp(1.0, bounds.hi == UINT64_MAX ? 64 : 64 - __builtin_clzll(bounds.hi));
+    if (!(d >= static_cast<double>(bounds.lo) && d < above)) {
       return Error(field, absl::StrFormat("%g does not fit %s", d, FieldTypeName(field.type)));
     }
     if (d != std::trunc(d)) return Error(field, absl::StrFormat("%g is not an integer", d));
-    *out = static_cast<int64_t>(d);
+    *out = is_signed ? static_cast<uint64_t>(static_cast<int64_t>(d)) : static_cast<uint64_t>(d);
     return absl::OkStatus();
   }
   return Error(field, absl::StrCat("expected an integer, got ", value.type_name()));
+}
+
+// A double from JSON: any number, or the spelling of a non-finite value.
+absl::Status ToDouble(const FieldInfo& field, const json& value, double* out) {
+  if (value.is_string()) {
+    uint64_t bits;
+    if (!ParseNonFiniteF64(value.get_ref<const std::string&>(), &bits)) {
+      return Error(field, absl::StrCat("\"", UserText(value.get_ref<const std::string&>()),
+                                       "\" is not a number (non-finite values are spelled \"inf\", "
+                                       "\"-inf\", \"nan\", \"-nan\" or \"nan:0x\" and 16 hex digits)"));
+    }
+    std::memcpy(out, &bits, sizeof(bits));
+    return absl::OkStatus();
+  }
+  if (!value.is_number()) return Error(field, absl::StrCat("expected a number, got ", value.type_name()));
+  *out = value.get<double>();
+  if (!std::isfinite(*out)) return Error(field, "number out of double range");
+  return absl::OkStatus();
 }
 
 // FloatToJson: a number, or the spelling of a non-finite value.
@@ -120,6 +217,13 @@ json FloatToJson(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof(bits));
   return NonFiniteF32Spelling(bits);
+}
+
+json DoubleToJson(double v) {
+  if (std::isfinite(v)) return v;
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return NonFiniteF64Spelling(bits);
 }
 
 std::string NameToJson(uint32_t id, const FieldTextLookup& lookup) {
@@ -167,6 +271,67 @@ bool ParseNonFiniteF32(absl::string_view text, uint32_t* bits) {
   return true;
 }
 
+namespace {
+constexpr uint64_t kF64Sign = uint64_t{1} << 63;
+constexpr uint64_t kF64Exponent = uint64_t{0x7ff} << 52;
+constexpr uint64_t kF64QuietNan = uint64_t{0x7ff8} << 48;
+
+// Parses "nan:0x" and exactly `digits` lower-case hex digits.
+bool ParseNanBits(absl::string_view text, int digits, uint64_t* bits) {
+  if (text.size() != size_t(6 + digits) || text.substr(0, 6) != "nan:0x") return false;
+  uint64_t v = 0;
+  for (char c : text.substr(6)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return false;
+    v = v << 4 | static_cast<uint64_t>(digit);
+  }
+  *bits = v;
+  return true;
+}
+}  // namespace
+
+std::string NonFiniteF64Spelling(uint64_t bits) {
+  const bool negative = (bits & kF64Sign) != 0;
+  const uint64_t magnitude = bits & ~kF64Sign;
+  if (magnitude == kF64Exponent) return negative ? "-inf" : "inf";
+  if (magnitude == kF64QuietNan) return negative ? "-nan" : "nan";
+  return absl::StrFormat("nan:0x%016x", bits);
+}
+
+bool ParseNonFiniteF64(absl::string_view text, uint64_t* bits) {
+  if (text == "inf" || text == "-inf") {
+    *bits = kF64Exponent | (text[0] == '-' ? kF64Sign : 0);
+    return true;
+  }
+  if (text == "nan" || text == "-nan") {
+    *bits = kF64QuietNan | (text[0] == '-' ? kF64Sign : 0);
+    return true;
+  }
+  uint64_t v;
+  if (!ParseNanBits(text, 16, &v)) return false;
+  if ((v & kF64Exponent) != kF64Exponent || (v & ~(kF64Sign | kF64Exponent)) == 0) return false;
+  *bits = v;
+  return true;
+}
+
+bool IsNumeric(FieldType type) {
+  switch (type) {
+    case FieldType::kF32:
+    case FieldType::kI32:
+    case FieldType::kU32:
+    case FieldType::kF64:
+    case FieldType::kI64:
+    case FieldType::kU64:
+    case FieldType::kI8:
+    case FieldType::kU8:
+    case FieldType::kI16:
+    case FieldType::kU16:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::string_view FieldTypeName(FieldType type) {
   switch (type) {
     case FieldType::kF32:
@@ -189,11 +354,39 @@ absl::string_view FieldTypeName(FieldType type) {
       return "name";
     case FieldType::kEntity:
       return "entity";
+    case FieldType::kF64:
+      return "f64";
+    case FieldType::kI64:
+      return "i64";
+    case FieldType::kU64:
+      return "u64";
+    case FieldType::kI8:
+      return "i8";
+    case FieldType::kU8:
+      return "u8";
+    case FieldType::kI16:
+      return "i16";
+    case FieldType::kU16:
+      return "u16";
   }
   return "unknown";
 }
 
 uint32_t FieldBlobSize(FieldType type) {
+  switch (type) {
+    case FieldType::kF64:
+    case FieldType::kI64:
+    case FieldType::kU64:
+      return 8;
+    case FieldType::kI8:
+    case FieldType::kU8:
+      return 1;
+    case FieldType::kI16:
+    case FieldType::kU16:
+      return 2;
+    default:
+      break;
+  }
   const uint32_t floats = FloatCount(type);
   return floats != 0 ? 4 * floats : 4;
 }
@@ -249,19 +442,46 @@ absl::Status CompileField(const FieldInfo& field, const json* value, const std::
     return absl::OkStatus();
   }
   switch (field.type) {
+    case FieldType::kF64: {
+      double v = LoadAs<double>(member);
+      if (value != nullptr) STRATA_RETURN_IF_ERROR(ToDouble(field, *value, &v));
+      if (checked) STRATA_RETURN_IF_ERROR(CheckRange(field, v));
+      uint64_t bits;
+      std::memcpy(&bits, &v, sizeof(bits));
+      out.WriteU64(bits);
+      return absl::OkStatus();
+    }
+    case FieldType::kI8:
+    case FieldType::kU8:
+    case FieldType::kI16:
+    case FieldType::kU16:
     case FieldType::kI32:
-    case FieldType::kU32: {
-      const bool is_signed = field.type == FieldType::kI32;
-      int64_t v = is_signed ? int64_t{static_cast<int32_t>(Load32(member))} : int64_t{Load32(member)};
-      if (value != nullptr) {
-        STRATA_RETURN_IF_ERROR(ToInteger(field, *value,
-                                         is_signed ? std::numeric_limits<int32_t>::min() : 0,
-                                         is_signed ? std::numeric_limits<int32_t>::max()
-                                                   : std::numeric_limits<uint32_t>::max(),
-                                         &v));
+    case FieldType::kU32:
+    case FieldType::kI64:
+    case FieldType::kU64: {
+      const bool is_signed = IsSignedInteger(field.type);
+      // The bits of the value, sign-extended for signed types; written truncated to
+      // the field's width.
+      uint64_t v = is_signed ? static_cast<uint64_t>(LoadSigned(field.type, member))
+                             : LoadUnsigned(field.type, member);
+      if (value != nullptr) STRATA_RETURN_IF_ERROR(ToInteger(field, *value, &v));
+      if (checked) {
+        STRATA_RETURN_IF_ERROR(CheckRange(field, is_signed ? static_cast<double>(static_cast<int64_t>(v))
+                                                           : static_cast<double>(v)));
       }
-      if (checked) STRATA_RETURN_IF_ERROR(CheckRange(field, static_cast<double>(v)));
-      out.WriteU32(static_cast<uint32_t>(v));
+      switch (FieldBlobSize(field.type)) {
+        case 1:
+          out.WriteU8(static_cast<uint8_t>(v));
+          break;
+        case 2:
+          out.WriteU16(static_cast<uint16_t>(v));
+          break;
+        case 4:
+          out.WriteU32(static_cast<uint32_t>(v));
+          break;
+        default:
+          out.WriteU64(v);
+      }
       return absl::OkStatus();
     }
     case FieldType::kBool: {
@@ -300,19 +520,18 @@ absl::Status CompileField(const FieldInfo& field, const json* value, const std::
 }
 
 bool PassesValueChecks(const FieldInfo& field, const std::byte* blob_bytes) {
+  if (IsNumeric(field.type)) return InRange(field, NumericValue(field.type, blob_bytes));
   switch (field.type) {
-    case FieldType::kF32:
-      return InRange(field, LoadF(blob_bytes));
-    case FieldType::kI32:
-      return InRange(field, static_cast<int32_t>(Load32(blob_bytes)));
-    case FieldType::kU32:
-      return InRange(field, Load32(blob_bytes));
     case FieldType::kQuat:
       return !(LoadF(blob_bytes) == 0 && LoadF(blob_bytes + 4) == 0 && LoadF(blob_bytes + 8) == 0 &&
                LoadF(blob_bytes + 12) == 0);
     default:
       return true;
   }
+}
+
+double NumericValue(const FieldInfo& field, const std::byte* blob_bytes) {
+  return NumericValue(field.type, blob_bytes);
 }
 
 json ExportField(const FieldInfo& field, const std::byte* blob_bytes, const FieldTextLookup& lookup) {
@@ -331,12 +550,13 @@ json ExportFieldValue(const FieldInfo& field, const std::byte* blob_bytes, const
     for (uint32_t i = 0; i < floats; ++i) array.push_back(FloatToJson(LoadF(blob_bytes + 4 * i)));
     return array;
   }
+  if (field.type == FieldType::kF64) return DoubleToJson(LoadAs<double>(blob_bytes));
+  if (IsNumeric(field.type)) {
+    if (IsSignedInteger(field.type)) return LoadSigned(field.type, blob_bytes);
+    return LoadUnsigned(field.type, blob_bytes);
+  }
   const uint32_t v = Load32(blob_bytes);
   switch (field.type) {
-    case FieldType::kI32:
-      return static_cast<int32_t>(v);
-    case FieldType::kU32:
-      return v;
     case FieldType::kBool:
       return v != 0;
     case FieldType::kName:
@@ -425,11 +645,54 @@ PropertyDescriptor TypedProperty(const FieldInfo& field, std::function<std::byte
       });
 }
 
+// NarrowProperty: a member of type M (i8, u8, i16, u16) as a property of type P
+// (int32_t, uint32_t); a set refuses a value M cannot hold.
+template <typename M, typename P>
+PropertyDescriptor NarrowProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
+                                  std::function<void(Instance)> after_set) {
+  const uint32_t offset = field.offset;
+  auto get = [object_of, offset](Instance i) {
+    M v{};
+    if (const std::byte* object = object_of(i)) std::memcpy(&v, object + offset, sizeof(M));
+    return static_cast<P>(v);
+  };
+  if (field.read_only) return PropertyDescriptor::Make<P>(field.name, get);
+  FieldInfo checked = field;
+  return PropertyDescriptor::Make<P>(
+      field.name, get, [object_of, checked, after_set](Instance i, const P& v) -> absl::Status {
+        std::byte* object = object_of(i);
+        if (object == nullptr) return absl::NotFoundError(absl::StrCat("\"", checked.name, "\": instance is gone"));
+        bool fits = v <= static_cast<P>(std::numeric_limits<M>::max());
+        if constexpr (std::is_signed_v<P>) fits = fits && v >= static_cast<P>(std::numeric_limits<M>::min());
+        if (!fits) {
+          return Error(checked, absl::StrCat(v, " does not fit ", FieldTypeName(checked.type)));
+        }
+        const M narrow = static_cast<M>(v);
+        std::memcpy(object + checked.offset, &narrow, sizeof(M));
+        if (after_set) after_set(i);
+        return absl::OkStatus();
+      });
+}
+
 }  // namespace
 
 PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
                                  std::function<void(Instance)> after_set) {
   switch (field.type) {
+    case FieldType::kF64:
+      return TypedProperty<double>(field, std::move(object_of), std::move(after_set));
+    case FieldType::kI64:
+      return TypedProperty<int64_t>(field, std::move(object_of), std::move(after_set));
+    case FieldType::kU64:
+      return TypedProperty<uint64_t>(field, std::move(object_of), std::move(after_set));
+    case FieldType::kI8:
+      return NarrowProperty<int8_t, int32_t>(field, std::move(object_of), std::move(after_set));
+    case FieldType::kU8:
+      return NarrowProperty<uint8_t, uint32_t>(field, std::move(object_of), std::move(after_set));
+    case FieldType::kI16:
+      return NarrowProperty<int16_t, int32_t>(field, std::move(object_of), std::move(after_set));
+    case FieldType::kU16:
+      return NarrowProperty<uint16_t, uint32_t>(field, std::move(object_of), std::move(after_set));
     case FieldType::kF32:
       return TypedProperty<float>(field, std::move(object_of), std::move(after_set));
     case FieldType::kI32:

@@ -16,6 +16,14 @@
 //   entity       Entity                4            name or path of an entity of the same
 //                                                   resource, or null; in the blob the
 //                                                   entity's number (kNoEntityRef: none)
+//   f64          double                8            number, or a non-finite spelling as
+//                                                   f32's ("nan:0x" + 16 hex digits)
+//   i64 / u64    int64_t / uint64_t    8            integer (exact past 2^53)
+//   i8 / u8      int8_t / uint8_t      1            integer
+//   i16 / u16    int16_t / uint16_t    2            integer
+// Blob fields are packed without alignment and read with memcpy. Properties: f64,
+// i64 and u64 as double, int64_t and uint64_t; the narrow integers as int32_t or
+// uint32_t, and a set refuses a value the member cannot hold.
 //
 // Most code uses these through ComponentDeclaration (component/component_type.h); this
 // header is the per-field layer it is built on.
@@ -42,10 +50,17 @@
 
 namespace strata {
 
-enum class FieldType : uint8_t { kF32, kI32, kU32, kBool, kVec3, kVec4, kColor, kQuat, kName, kEntity };
+enum class FieldType : uint8_t {
+  kF32, kI32, kU32, kBool, kVec3, kVec4, kColor, kQuat, kName, kEntity,
+  kF64, kI64, kU64, kI8, kU8, kI16, kU16,
+};
+
+// IsNumeric: a scalar number field (f32, f64 and the integers), which may have a range.
+bool IsNumeric(FieldType type);
 
 // FieldTypeName: "f32", "i32", "u32", "bool", "vec3", "vec4", "color", "quat", "name",
-// "entity" (the words of a layout description).
+// "entity", "f64", "i64", "u64", "i8", "u8", "i16", "u16" (the words of a layout
+// description).
 absl::string_view FieldTypeName(FieldType type);
 // FieldBlobSize: bytes of the field in a blob. FieldMemorySize: bytes of its C++ member.
 uint32_t FieldBlobSize(FieldType type);
@@ -64,6 +79,13 @@ constexpr std::optional<FieldType> FieldTypeFor() {
   if constexpr (std::is_same_v<M, Quaternion>) return FieldType::kQuat;
   if constexpr (std::is_same_v<M, IdString32>) return FieldType::kName;
   if constexpr (std::is_same_v<M, Entity>) return FieldType::kEntity;
+  if constexpr (std::is_same_v<M, double>) return FieldType::kF64;
+  if constexpr (std::is_same_v<M, int64_t>) return FieldType::kI64;
+  if constexpr (std::is_same_v<M, uint64_t>) return FieldType::kU64;
+  if constexpr (std::is_same_v<M, int8_t>) return FieldType::kI8;
+  if constexpr (std::is_same_v<M, uint8_t>) return FieldType::kU8;
+  if constexpr (std::is_same_v<M, int16_t>) return FieldType::kI16;
+  if constexpr (std::is_same_v<M, uint16_t>) return FieldType::kU16;
   return std::nullopt;
 }
 
@@ -75,8 +97,9 @@ struct FieldInfo {
   // of the blob (fields are packed in declaration order).
   uint32_t offset = 0;
   uint32_t blob_offset = 0;
-  // min / max: inclusive bounds of a numeric field (f32, i32, u32), checked when
-  // compiling and when set through a property.
+  // min / max: inclusive bounds of a numeric field (IsNumeric), checked when compiling
+  // level JSON (an authoring check: see CompileField). Bounds are doubles: an i64 or
+  // u64 bound past 2^53 is rounded to a double.
   std::optional<double> min;
   std::optional<double> max;
   // read_only: no property setter (the value still compiles, spawns and saves).
@@ -115,6 +138,9 @@ nlohmann::json ExportField(const FieldInfo& field, const std::byte* blob_bytes,
 // ExportFieldValue: the same without the "unchecked" wrapper.
 nlohmann::json ExportFieldValue(const FieldInfo& field, const std::byte* blob_bytes,
                                 const FieldTextLookup& lookup);
+// NumericValue: a numeric field's value (IsNumeric) in native blob bytes as a double
+// (rounded past 2^53; NaN stays NaN).
+double NumericValue(const FieldInfo& field, const std::byte* blob_bytes);
 // PassesValueChecks: whether the field's value in `blob_bytes` passes the checks
 // CompileField makes of a plain value (ranges, a non-zero quaternion).
 bool PassesValueChecks(const FieldInfo& field, const std::byte* blob_bytes);
@@ -128,6 +154,10 @@ inline constexpr char kUncheckedKey[] = "unchecked";
 // "-inf", "nan" (0x7fc00000), "-nan" (0xffc00000), else "nan:0x" and the 8 hex digits
 // of the bits (a NaN with another payload, sign included).
 std::string NonFiniteF32Spelling(uint32_t bits);
+// NonFiniteF64Spelling / ParseNonFiniteF64: the same for doubles ("nan" is
+// 0x7ff8000000000000; other NaNs "nan:0x" and 16 hex digits).
+std::string NonFiniteF64Spelling(uint64_t bits);
+bool ParseNonFiniteF64(absl::string_view text, uint64_t* bits);
 // ParseNonFiniteF32: the bits of one of those spellings; false for any other text
 // (including "nan:0x..." bits that are not a NaN).
 bool ParseNonFiniteF32(absl::string_view text, uint32_t* bits);

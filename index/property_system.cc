@@ -29,6 +29,12 @@ absl::string_view PropertyTypeName(PropertyType type) {
       return "uint32";
     case PropertyType::kName:
       return "name";
+    case PropertyType::kDouble:
+      return "double";
+    case PropertyType::kInt64:
+      return "int64";
+    case PropertyType::kUint64:
+      return "uint64";
     case PropertyType::kEntity:
       return "entity";
   }

@@ -71,12 +71,15 @@ enum class PropertyType : uint8_t {
   kUint32,
   kName,
   kEntity,
+  kDouble,
+  kInt64,
+  kUint64,
 };
 
 // PropertyValue: a typed property value; index() is the PropertyType.
 using PropertyValue =
     std::variant<bool, int32_t, float, Vector3, Vector4, Quaternion, Matrix4x4,
-                 std::string, uint32_t, IdString32, Entity>;
+                 std::string, uint32_t, IdString32, Entity, double, int64_t, uint64_t>;
 
 namespace index_internal {
 template <typename T, typename... Ts>
@@ -103,7 +106,8 @@ inline PropertyType TypeOf(const PropertyValue& value) {
   return static_cast<PropertyType>(value.index());
 }
 // PropertyTypeName: "bool", "int32", "float", "vector3", "vector4", "quaternion", "matrix4x4",
-// "string", "uint32", "name" (an IdString32), "entity" (an Entity handle).
+// "string", "uint32", "name" (an IdString32), "entity" (an Entity handle), "double",
+// "int64", "uint64".
 absl::string_view PropertyTypeName(PropertyType type);
 
 // PropertyDescriptor: one property of a manager's components. The getter and setter

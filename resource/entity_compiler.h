@@ -114,6 +114,11 @@ class ComponentDataWriter {
     Append(&v, sizeof(v));
   }
   void WriteI32(int32_t v) { WriteU32(static_cast<uint32_t>(v)); }
+  void WriteU8(uint8_t v) { Append(&v, sizeof(v)); }
+  void WriteU16(uint16_t v) {
+    if (swap_) v = absl::gbswap_16(v);
+    Append(&v, sizeof(v));
+  }
   void WriteU64(uint64_t v) {
     if (swap_) v = absl::gbswap_64(v);
     Append(&v, sizeof(v));
