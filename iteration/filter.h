@@ -56,6 +56,7 @@
 #include "absl/types/span.h"
 #include "base/check.h"
 #include "entity/entity.h"
+#include "iteration/declared_access.h"
 #include "iteration/entity_pages.h"
 
 namespace strata {
@@ -410,6 +411,37 @@ void CheckComponents(const EntityPages& pages, const Filter& filter, Cs... compo
                "filter's include set (list it there, or pass Optional(c))");
 }
 
+// TakesEntityFirst<Fn>: the callback's first parameter is an Entity (known params).
+template <typename Fn>
+constexpr size_t ComponentParamOffset() {
+  using Params = CallbackParams<std::remove_cv_t<std::remove_reference_t<Fn>>>;
+  if constexpr (Params::kKnown && std::tuple_size_v<typename Params::type> > 0) {
+    using First = std::tuple_element_t<0, typename Params::type>;
+    return std::is_same_v<std::remove_cv_t<std::remove_reference_t<First>>, Entity> ? 1 : 0;
+  } else {
+    return 0;
+  }
+}
+
+template <typename Fn, typename... Cs, size_t... I>
+ABSL_ATTRIBUTE_NOINLINE void CheckDeclaredComponents(const DeclaredAccess& access,
+                                                     std::index_sequence<I...>,
+                                                     Cs... components) {
+  constexpr size_t kOffset = ComponentParamOffset<Fn>();
+  (access.Check(IdOf(components), WritesComponent<Fn, kOffset, I>(), "ForEachMatch"), ...);
+}
+
+// CheckDeclared: inside a system's DeclaredAccess scope (iteration/declared_access.h)
+// over `pages`, every component the callback takes must be declared (readable, or
+// writable for T&); aborts with a message otherwise. One thread-local load outside.
+template <typename Fn, typename... Cs>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CheckDeclared(const EntityPages& pages,
+                                                       Cs... components) {
+  const DeclaredAccess* access = DeclaredAccess::Current();
+  if (ABSL_PREDICT_TRUE(access == nullptr) || &access->pages() != &pages) return;
+  CheckDeclaredComponents<Fn>(*access, std::index_sequence_for<Cs...>(), components...);
+}
+
 // Pages filtered per kernel call: the outputs (2 * 4 KiB) stay in L1.
 inline constexpr size_t kFilterChunkPages = 1024;
 
@@ -492,6 +524,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatch(const EntityPages& pages,
                                                       const Filter& filter, Fn&& fn,
                                                       Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  iteration_internal::CheckDeclared<Fn>(pages, components...);
   const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
@@ -505,6 +538,7 @@ template <typename Fn, typename... Cs>
 void ForEachMatchScalar(const EntityPages& pages, const Filter& filter, Fn&& fn,
                         Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  iteration_internal::CheckDeclared<Fn>(pages, components...);
   const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);
@@ -526,6 +560,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ForEachMatchInPageRange(
     const EntityPages& pages, const Filter& filter, size_t begin_page, size_t end_page,
     Fn&& fn, Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  iteration_internal::CheckDeclared<Fn>(pages, components...);
   const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved =
       iteration_internal::Resolve(pages, filter);

@@ -43,6 +43,7 @@ template <typename Fn, typename... Cs>
 void ParallelForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& fn,
                           Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  iteration_internal::CheckDeclared<Fn>(pages, components...);
   // Opened here, on the calling thread, for the whole parallel walk.
   const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved =
@@ -150,6 +151,8 @@ template <typename Fn, typename... Cs>
 void ParallelForEachMatchWithCommands(const EntityPages& pages, const Filter& filter,
                                       ParallelCommands& commands, Fn&& fn, Cs... components) {
   iteration_internal::CheckComponents(pages, filter, components...);
+  iteration_internal::CheckDeclared<iteration_internal::WithBuffer<std::remove_reference_t<Fn>>>(
+      pages, components...);
   const EntityPages::WalkScope walk(pages);
   const iteration_internal::ResolvedRows resolved = iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();

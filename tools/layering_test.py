@@ -11,6 +11,7 @@ allows; a test, benchmark or fixture file may also include testing/):
     iteration   the page store, filters
     resource    the blob format, compiler, spawner (knows no component)
     component   declarations, one door for every component
+    schedule    systems and the frame scheduler (over the page store, not the World)
     engine      the World, the demo
     examples    games built on the public targets
 
@@ -32,10 +33,11 @@ ALLOWED = {
     "iteration": {"base", "entity", "iteration"},
     "resource": {"base", "entity", "resource"},
     "component": {"base", "entity", "transform", "index", "iteration", "resource", "component"},
+    "schedule": {"base", "entity", "iteration", "schedule"},
     "engine": {"base", "entity", "transform", "index", "iteration", "resource", "component",
-               "engine"},
+               "schedule", "engine"},
     "examples": {"base", "entity", "transform", "index", "iteration", "resource", "component",
-                 "engine", "examples"},
+                 "schedule", "engine", "examples"},
     "testing": {"base", "entity", "testing"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.MULTILINE)
