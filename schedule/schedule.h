@@ -182,6 +182,8 @@ class System {
   }
 
   const std::string& name() const { return name_; }
+  // set_function: replaces the function (for helpers that derive the access first).
+  void set_function(Function fn) { fn_ = std::move(fn); }
 
  private:
   friend class Schedule;
