@@ -12,23 +12,27 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "base/id_string.h"
 #include "base/status_macros.h"
 #include "engine/sample_components.h"
 #include "engine/systems.h"
 #include "engine/world.h"
+#include "engine/world_schedule.h"
 #include "iteration/filter.h"
 #include "nlohmann/json.hpp"
 #include "oneapi/tbb/global_control.h"
 #include "resource/entity_compiler.h"
 #include "resource/format.h"
 #include "resource/tool_io.h"
+#include "schedule/schedule.h"
 #include "transform/transform_component.h"
 
 namespace strata {
@@ -110,8 +114,12 @@ absl::Status CheckOptions(const DemoOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("--sparks_per_frame must be >= 0, got ", o.sparks_per_frame));
   }
-  if (o.threads < 1 || o.threads > 256) {
-    return absl::InvalidArgumentError(absl::StrCat("--threads must be in [1, 256], got ", o.threads));
+  if (o.threads < 0 || o.threads > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--threads must be in [0, 256] (0: one per core), got ", o.threads));
+  }
+  if (o.scale < 1 || o.scale > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat("--scale must be in [1, 1000], got ", o.scale));
   }
   if (!(o.dt > 0.0f && o.dt <= 1.0f)) {
     return absl::InvalidArgumentError(absl::StrCat("dt must be in (0, 1] seconds, got ", o.dt));
@@ -195,12 +203,18 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   report.options = options;
   report.machine = MachineName();
   const Clock::time_point run_start = Clock::now();
+  const int threads =
+      options.threads > 0 ? options.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  report.threads_used = threads;
   std::optional<tbb::global_control> thread_limit;
-  if (options.threads > 1) {
+  if (options.hand_written_frame && threads > 1) {
     thread_limit.emplace(tbb::global_control::max_allowed_parallelism,
-                         static_cast<size_t>(options.threads));
+                         static_cast<size_t>(threads));
   }
-  const bool parallel = options.threads > 1;
+  const bool parallel = threads > 1;
+  const uint32_t sparks_per_frame =
+      static_cast<uint32_t>(options.sparks_per_frame) * static_cast<uint32_t>(options.scale);
 
   // Load: level JSON is compiled; a resource blob (it starts with the format's magic)
   // is used as it is.
@@ -282,50 +296,135 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     if (status.ok() && !s.ok()) status = std::move(s);
   };
   std::optional<World::MemoryReport> peak;  // at the highest entity count
-  for (int frame = 0; frame < options.frames && status.ok(); ++frame) {
-    const float seconds = static_cast<float>(frame) * options.dt;
-    const Clock::time_point frame_start = Clock::now();
-    timed(kEmit, [&] {
-      fail(EmitSparks(world, static_cast<uint32_t>(options.sparks_per_frame),
-                      options.seed * 1000003u + static_cast<uint64_t>(frame), &created));
-    });
+
+  // The systems' bodies, shared by the two frames. `frame` and `seconds` are the
+  // current frame's.
+  int frame = 0;
+  float seconds = 0;
+  size_t dying = 0;
+  auto emit = [&]() -> absl::Status {
+    STRATA_RETURN_IF_ERROR(EmitSparks(world, sparks_per_frame,
+                                      options.seed * 1000003u + static_cast<uint64_t>(frame),
+                                      &created));
     report.sparks_emitted += created.size();
-    timed(kMove, [&] { MoveSparks(world, options.dt, parallel); });
-    size_t dying = 0;
-    timed(kFade, [&] { dying = FadeSparks(world, options.dt, parallel, &commands); });
-    timed(kDestroy, [&] {
-      absl::StatusOr<CommandBuffer::Result> played = PlayCommands(world, &commands);
-      if (!played.ok()) return fail(played.status());
-      if (played->skipped_dead + played->skipped_conflict != 0 ||
-          played->applied != dying) {
-        fail(absl::InternalError("a spark's destroy command was skipped"));
+    return absl::OkStatus();
+  };
+  auto compact = [&] {
+    if (options.compact_budget == 0) return;
+    const size_t moved = world.pages().Compact(static_cast<size_t>(options.compact_budget));
+    report.compact_moves += moved;
+    report.compact_frames += moved > 0 ? 1 : 0;
+  };
+  auto fog = [&]() -> absl::Status {
+    if (!fog_owner.is_valid()) return absl::OkStatus();
+    const float density = 0.02f + 0.015f * (1.0f + std::sin(seconds));
+    STRATA_RETURN_IF_ERROR(world.SetFloatProperty(fog_owner, "Fog", "density", density));
+    STRATA_ASSIGN_OR_RETURN(const float read, world.GetFloatProperty(fog_owner, "Fog", "density"));
+    if (read != density) {
+      return absl::InternalError(absl::StrCat("Fog density reads back ", read, ", set ", density));
+    }
+    report.fog_density_last = density;
+    return absl::OkStatus();
+  };
+  auto check_destroys = [&](const CommandBuffer::Result& played) {
+    if (played.skipped_dead + played.skipped_conflict != 0 || played.applied != dying) {
+      fail(absl::InternalError("a spark's destroy command was skipped"));
+    }
+  };
+
+  // The frame as a Schedule: what each system touches, declared; the schedule finds
+  // what may overlap (the transform animation with the spark walks; the fog with the
+  // sprite sync) and plays the fade's destroys back before the compaction.
+  std::unique_ptr<Schedule> schedule;
+  std::vector<SystemSlot> slot_of_system;
+  if (!options.hand_written_frame) {
+    schedule = MakeSchedule(world.world(), {.threads = threads, .strict_order = true});
+    const Component<Sprite> sprite = world.sprites().component();
+    const Component<Spark> spark = world.sparks().component();
+    const Component<HasTransform> has_transform = world.world().has_transform();
+    auto add = [&](SystemSlot slot, System system) {
+      slot_of_system.push_back(slot);
+      schedule->Add(std::move(system));
+    };
+    schedule->Stage("spawn");
+    // Creates entities directly (one batch): exclusive.
+    add(kEmit, System("emit", [&](SystemContext&) { return emit(); }).Exclusive());
+    schedule->Stage("simulate");
+    add(kMove, System("move", [&](SystemContext& ctx) {
+                 MoveSparks(world, options.dt, ctx.parallel());
+               }).Writes(spark, sprite));
+    add(kFade, System("fade", [&](SystemContext& ctx) {
+                 dying = FadeSparks(world, options.dt, ctx.parallel(), &ctx.commands());
+               })
+                   .Writes(spark, sprite)
+                   .Commands(spark, sprite)
+                   .After("move"));
+    // The transform graph, and the change marks of its page mirror (no entity gains or
+    // loses a transform during the frames, so the mirror only marks).
+    add(kTransforms, System("transforms", [&](SystemContext&) {
+                       return animator.Step(world, seconds);
+                     }).Writes(Resource("transform"), has_transform));
+    schedule->Stage("maintain");
+    add(kCompact, System("compact", [&](SystemContext&) {
+                    compact();
+                    world.pages().ReleaseEmptyPages();
+                  }).Exclusive());
+    schedule->Stage("present");
+    add(kSpriteSync, System("sprite_sync", [&](SystemContext& ctx) {
+                       report.sprites_synced_last_frame = SyncChangedSprites(world, ctx.last_run());
+                     })
+                         .Writes(sprite)
+                         .ReadsChanged(has_transform)
+                         .Reads(Resource("transform")));
+    add(kRender, System("render", [&](SystemContext&) {
+                   report.sprites_drawn_last_frame = RenderSprites(world, &vertices);
+                 })
+                     .Reads(sprite)
+                     .Writes(Resource("draw_list"))
+                     .After("sprite_sync")
+                     .MainThread());
+    add(kFogProperty, System("fog_property", [&](SystemContext&) { return fog(); })
+                          .Writes(Resource("render_data"))
+                          .MainThread());
+    STRATA_RETURN_IF_ERROR(schedule->Build());
+    report.schedule_description = schedule->Describe();
+  }
+  std::vector<double> serial_samples, critical_samples, sync_samples;
+
+  for (frame = 0; frame < options.frames && status.ok(); ++frame) {
+    seconds = static_cast<float>(frame) * options.dt;
+    const Clock::time_point frame_start = Clock::now();
+    if (schedule != nullptr) {
+      dying = 0;
+      fail(schedule->Run());
+      const FrameTimes& t = schedule->last_frame();
+      for (size_t i = 0; i < slot_of_system.size(); ++i) {
+        samples[slot_of_system[i]].ms.push_back(t.system_ns[i] / 1e6);
       }
-    });
-    timed(kCompact, [&] {
-      if (options.compact_budget == 0) return;
-      const size_t moved = world.pages().Compact(static_cast<size_t>(options.compact_budget));
-      report.compact_moves += moved;
-      report.compact_frames += moved > 0 ? 1 : 0;
-    });
-    timed(kTransforms, [&] { fail(animator.Step(world, seconds)); });
-    timed(kSpriteSync, [&] {
-      report.sprites_synced_last_frame = SyncChangedSprites(world, sprites_synced_at);
-      sprites_synced_at = world.pages().tick();
-      world.pages().AdvanceTick();
-    });
-    timed(kRender, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
-    timed(kFogProperty, [&] {
-      if (!fog_owner.is_valid()) return;
-      const float density = 0.02f + 0.015f * (1.0f + std::sin(seconds));
-      fail(world.SetFloatProperty(fog_owner, "Fog", "density", density));
-      absl::StatusOr<float> read = world.GetFloatProperty(fog_owner, "Fog", "density");
-      if (!read.ok()) {
-        fail(read.status());
-      } else if (*read != density) {
-        fail(absl::InternalError(absl::StrCat("Fog density reads back ", *read, ", set ", density)));
-      }
-      report.fog_density_last = density;
-    });
+      samples[kDestroy].ms.push_back(t.sync_ns / 1e6);  // the fade's destroys, played back
+      serial_samples.push_back((t.systems_ns + t.sync_ns) / 1e6);
+      critical_samples.push_back(t.critical_ns / 1e6);
+      sync_samples.push_back(t.sync_ns / 1e6);
+      if (status.ok()) check_destroys(t.played);
+    } else {
+      timed(kEmit, [&] { fail(emit()); });
+      timed(kMove, [&] { MoveSparks(world, options.dt, parallel); });
+      timed(kFade, [&] { dying = FadeSparks(world, options.dt, parallel, &commands); });
+      timed(kDestroy, [&] {
+        absl::StatusOr<CommandBuffer::Result> played = PlayCommands(world, &commands);
+        if (!played.ok()) return fail(played.status());
+        check_destroys(*played);
+      });
+      timed(kCompact, compact);
+      timed(kTransforms, [&] { fail(animator.Step(world, seconds)); });
+      timed(kSpriteSync, [&] {
+        report.sprites_synced_last_frame = SyncChangedSprites(world, sprites_synced_at);
+        sprites_synced_at = world.pages().tick();
+        world.pages().AdvanceTick();
+      });
+      timed(kRender, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
+      timed(kFogProperty, [&] { fail(fog()); });
+    }
     samples[kFrame].ms.push_back(MillisecondsSince(frame_start));
     if (world.entities().size() > report.entities_alive_peak) {
       report.entities_alive_peak = world.entities().size();
@@ -353,6 +452,9 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     return absl::InternalError(absl::StrCat("frame loop: ", status.ToString()));
   }
   for (const Samples& s : samples) report.systems.push_back(Summarise(s));
+  report.serial_work_ms = Summarise({"", serial_samples}).median_ms;
+  report.critical_path_ms = Summarise({"", critical_samples}).median_ms;
+  report.sync_ms = Summarise({"", sync_samples}).median_ms;
   report.entities_alive_end = world.entities().size();
   {
     Filter sparks;
@@ -385,7 +487,10 @@ std::string FormatReport(const DemoReport& r) {
   std::ostringstream out;
   const DemoOptions& o = r.options;
   out << "Strata demo report\n";
-  out << absl::StrFormat("  machine: %s; threads %d\n", r.machine, o.threads);
+  out << absl::StrFormat("  machine: %s; %u cores; threads %d; frame: %s%s\n", r.machine,
+                         std::thread::hardware_concurrency(), r.threads_used,
+                         o.hand_written_frame ? "hand-written calls" : "a Schedule",
+                         o.scale > 1 ? absl::StrCat("; scale ", o.scale) : "");
   if (r.level_is_blob) {
     out << absl::StrFormat("  level: %s (a resource blob of %zu bytes, %u entities, %u sections)\n",
                            o.level_path, r.blob_bytes, r.level_entities, r.level_component_types);
@@ -412,6 +517,17 @@ std::string FormatReport(const DemoReport& r) {
   for (const SystemTiming& t : r.systems) {
     out << absl::StrFormat("    %-14s            %8.4f %8.4f %8.4f %8.4f\n", t.name, t.median_ms,
                            t.p99_ms, t.mean_ms, t.max_ms);
+  }
+  if (!o.hand_written_frame) {
+    out << absl::StrFormat(
+        "  schedule per frame (medians): serial work %.4f ms, critical path %.4f ms (bound on "
+        "the speedup: %.2fx), sync points %.4f ms\n",
+        r.serial_work_ms, r.critical_path_ms,
+        r.critical_path_ms > 0 ? r.serial_work_ms / r.critical_path_ms : 0.0, r.sync_ms);
+    out << "  the frame's schedule:\n";
+    for (absl::string_view line : absl::StrSplit(r.schedule_description, '\n', absl::SkipEmpty())) {
+      out << "    " << line << "\n";
+    }
   }
   out << absl::StrFormat(
       "  entities alive: %zu at the end (peak %zu); sparks alive %zu; emitted %zu, destroyed "
@@ -454,6 +570,8 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                   {"frames", r.options.frames},
                   {"sparks_per_frame", r.options.sparks_per_frame},
                   {"threads", r.options.threads},
+                  {"hand_written_frame", r.options.hand_written_frame},
+                  {"scale", r.options.scale},
                   {"compact_budget", r.options.compact_budget},
                   {"dt", r.options.dt}};
   j["level"] = {{"json_bytes", r.level_json_bytes},
@@ -474,6 +592,11 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                        {"max_ms", t.max_ms}});
   }
   j["systems"] = systems;
+  j["threads_used"] = r.threads_used;
+  j["schedule"] = {{"description", r.schedule_description},
+                   {"serial_work_ms", r.serial_work_ms},
+                   {"critical_path_ms", r.critical_path_ms},
+                   {"sync_ms", r.sync_ms}};
   j["entities"] = {{"alive_end", r.entities_alive_end},
                    {"alive_peak", r.entities_alive_peak},
                    {"sparks_alive_end", r.sparks_alive_end},

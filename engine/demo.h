@@ -43,9 +43,17 @@ struct DemoOptions {
   std::string save_path;
   int frames = 600;
   int sparks_per_frame = 2000;
-  // threads: 1 runs every system on the calling thread; more lets the spark systems
-  // split their page walks over that many TBB workers.
+  // threads: 1 runs every system on the calling thread; N > 1 runs the frame's
+  // Schedule on N threads (systems overlap where their access allows, and the spark
+  // systems split their page walks); 0: one per core.
   int threads = 1;
+  // hand_written_frame: the frame as a plain sequence of calls (the systems in turn,
+  // the spark walks split over `threads` TBB workers) instead of a Schedule; kept to
+  // measure what the schedule costs.
+  bool hand_written_frame = false;
+  // scale: a heavier frame where several cores matter: sparks_per_frame * scale sparks
+  // per frame (1: the ordinary demo).
+  int scale = 1;
   // progress_every: a progress line every this many frames (0: none).
   int progress_every = 60;
   // compact_budget: entity moves EntityPages::Compact may make per frame, after the
@@ -80,6 +88,15 @@ struct DemoReport {
   uint32_t instances_spawned = 0;
   // Frames.
   std::vector<SystemTiming> systems;  // in frame order, then "frame" (the sum)
+  int threads_used = 1;               // options.threads, 0 resolved to the core count
+  // With the schedule: Schedule::Describe(), and per frame (medians, ms) the work of
+  // every system and sync point summed, the frame's critical path (its longest chain of
+  // dependent work) and the time spent in sync points. serial / critical bounds the
+  // speedup any thread count can give this frame.
+  std::string schedule_description;
+  double serial_work_ms = 0;
+  double critical_path_ms = 0;
+  double sync_ms = 0;
   size_t sparks_emitted = 0;
   size_t sparks_destroyed = 0;
   size_t entities_alive_end = 0;
@@ -111,8 +128,8 @@ struct DemoReport {
 };
 
 // RunDemo: runs the demo. Progress lines go to `progress` if not null. Errors:
-// InvalidArgument for bad options (frames < 0, sparks_per_frame < 0, threads < 1 or
-// > 256, compact_budget < 0, dt not in (0, 1]); NotFound / PermissionDenied if the level cannot be
+// InvalidArgument for bad options (frames < 0, sparks_per_frame < 0, threads < 0 or
+// > 256, scale < 1, compact_budget < 0, dt not in (0, 1]); NotFound / PermissionDenied if the level cannot be
 // read; the compiler's InvalidArgument (with entity path and JSON line/column) for a bad level;
 // Internal if a subsystem misbehaves during the run.
 absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* progress);

@@ -28,7 +28,8 @@ pushd "$tmp" >/dev/null
 demo 0 "teardown: clean" --frames=1 --sparks_per_frame=10
 popd >/dev/null
 demo nonzero "--frames must be >= 0" --frames=-1
-demo nonzero "--threads must be in [1, 256]" --threads=0
+demo nonzero "--threads must be in [0, 256]" --threads=-1
+demo nonzero "--scale must be in" --scale=0
 demo nonzero "frames" --frames=abc
 demo nonzero "Unknown command line flag" --no_such_flag=1
 demo nonzero "unexpected argument" stray

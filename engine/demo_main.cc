@@ -3,6 +3,7 @@
 //
 //   bazel run -c opt //engine:demo
 //   bazel run -c opt //engine:demo -- --frames=1200 --sparks_per_frame=5000 --threads=2
+//   bazel run -c opt //engine:demo -- --scale=10 --threads=1   (then without --threads)
 //   bazel-bin/engine/demo --level=my_level.json --report_json=report.json
 //
 // With no --level it finds engine/levels/default.json in its runfiles (bazel run,
@@ -32,7 +33,11 @@ ABSL_FLAG(std::string, level, "",
 ABSL_FLAG(std::string, save, "", "save the world to this resource blob at the end of the run");
 ABSL_FLAG(int, frames, 600, "frames to simulate");
 ABSL_FLAG(int, sparks_per_frame, 2000, "sparks emitted per frame");
-ABSL_FLAG(int, threads, 1, "worker threads for the spark page queries (1 = serial)");
+ABSL_FLAG(int, threads, 0,
+          "threads for the frame's schedule (1: every system on the main thread; 0: one per core)");
+ABSL_FLAG(bool, hand_written_frame, false,
+          "run the frame as plain calls in turn instead of a Schedule (for comparison)");
+ABSL_FLAG(int, scale, 1, "a heavier frame: sparks_per_frame * scale sparks per frame");
 ABSL_FLAG(int, compact_budget, 4096,
           "entity moves the page store's Compact may make per frame (0: never compact)");
 ABSL_FLAG(std::string, report_json, "", "also write the report as JSON to this path");
@@ -74,7 +79,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Strata demo: compiles a level, spawns it and runs a sparks pressure test.\n"
       "Usage: demo [--level=PATH] [--frames=N] [--sparks_per_frame=N] [--threads=N] "
-      "[--compact_budget=N] [--save=PATH] [--report_json=PATH]");
+      "[--compact_budget=N] [--scale=N] [--hand_written_frame] [--save=PATH] "
+      "[--report_json=PATH]");
   const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "demo: unexpected argument '" << rest[1]
@@ -85,6 +91,8 @@ int main(int argc, char** argv) {
   options.frames = absl::GetFlag(FLAGS_frames);
   options.sparks_per_frame = absl::GetFlag(FLAGS_sparks_per_frame);
   options.threads = absl::GetFlag(FLAGS_threads);
+  options.hand_written_frame = absl::GetFlag(FLAGS_hand_written_frame);
+  options.scale = absl::GetFlag(FLAGS_scale);
   options.compact_budget = absl::GetFlag(FLAGS_compact_budget);
   options.progress_every = absl::GetFlag(FLAGS_progress_every);
   if (const std::string save = absl::GetFlag(FLAGS_save); !save.empty()) {
