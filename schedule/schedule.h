@@ -211,6 +211,42 @@ class System {
       resource_commands_;
 };
 
+// FixedTimestep: the steps of `step` seconds a variable frame owes a fixed-rate group
+// (physics), for a second Schedule that an exclusive system runs Advance(dt) times:
+//
+//   FixedTimestep fixed(1.0 / 60);
+//   frame.Add(System("physics", [&](SystemContext&) -> absl::Status {
+//               for (int n = fixed.Advance(frame_dt); n > 0; --n) {
+//                 STRATA_RETURN_IF_ERROR(physics.Run());
+//               }
+//               return absl::OkStatus();
+//             }).Exclusive());
+//
+// Time not yet stepped carries over; at most `max_steps` per frame (the rest is dropped,
+// so a slow frame cannot snowball). alpha(): the fraction of a step carried, for
+// interpolating what is drawn.
+class FixedTimestep {
+ public:
+  explicit FixedTimestep(double step, int max_steps = 8) : step_(step), max_steps_(max_steps) {}
+  int Advance(double frame_seconds) {
+    carried_ += frame_seconds;
+    int n = 0;
+    while (carried_ >= step_ && n < max_steps_) {
+      carried_ -= step_;
+      ++n;
+    }
+    if (n == max_steps_ && carried_ >= step_) carried_ = 0;  // dropped, not owed
+    return n;
+  }
+  double alpha() const { return carried_ / step_; }
+  double step() const { return step_; }
+
+ private:
+  double step_;
+  int max_steps_;
+  double carried_ = 0;
+};
+
 // ScheduleOptions: how a Schedule runs.
 struct ScheduleOptions {
   // threads: 1 runs every system on the calling thread, in run order; N > 1 runs them

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "entity/entity_manager.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -353,6 +354,41 @@ TEST(Schedule, RandomSchedulesGiveTheSameWorldForAnyThreadCount) {
       EXPECT_TRUE(parallel.first == serial.first) << "threads " << threads;
       EXPECT_EQ(parallel.second, serial.second) << "threads " << threads;
     }
+  }
+}
+
+TEST(FixedTimestep, CarriesTimeAndCapsTheSteps) {
+  FixedTimestep fixed(0.01, 3);
+  EXPECT_EQ(fixed.Advance(0.005), 0);
+  EXPECT_EQ(fixed.Advance(0.006), 1);  // 0.011 owed
+  EXPECT_NEAR(fixed.alpha(), 0.1, 1e-9);
+  EXPECT_EQ(fixed.Advance(0.0), 0);
+  EXPECT_EQ(fixed.Advance(1.0), 3);  // capped; the rest dropped
+  EXPECT_EQ(fixed.Advance(0.0), 0);
+  EXPECT_EQ(fixed.Advance(0.02), 2);
+}
+
+// A fixed-rate group: a second schedule, run by an exclusive system of the frame.
+TEST(Schedule, FixedStepGroupRunsInsideAnExclusiveSystem) {
+  for (int threads : {1, 2}) {
+    Store store(64);
+    Schedule physics(store.manager, store.pages, {.threads = threads});
+    int steps = 0;
+    physics.Add(System("integrate", [&](SystemContext&) {
+                  Filter f;
+                  f.Include(store.c[0]);
+                  ForEachMatch(store.pages, f, [](Val& v) { v.v += 1; }, store.c[0]);
+                  ++steps;
+                }).Writes(store.c[0]));
+    FixedTimestep fixed(1.0 / 60);
+    double frame_dt = 1.0 / 25;
+    Schedule frame(store.manager, store.pages, {.threads = threads});
+    frame.Add(System("physics", [&](SystemContext&) -> absl::Status {
+                for (int n = fixed.Advance(frame_dt); n > 0; --n) STRATA_RETURN_IF_ERROR(physics.Run());
+                return absl::OkStatus();
+              }).Exclusive());
+    for (int i = 0; i < 50; ++i) STRATA_ASSERT_OK(frame.Run());  // 2 s
+    EXPECT_EQ(steps, 120);
   }
 }
 
