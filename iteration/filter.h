@@ -427,7 +427,7 @@ template <typename Fn, typename... Cs, size_t... I>
 ABSL_ATTRIBUTE_NOINLINE void CheckDeclaredComponents(const DeclaredAccess& access,
                                                      std::index_sequence<I...>,
                                                      Cs... components) {
-  constexpr size_t kOffset = ComponentParamOffset<Fn>();
+  [[maybe_unused]] constexpr size_t kOffset = ComponentParamOffset<Fn>();
   (access.Check(IdOf(components), WritesComponent<Fn, kOffset, I>(), "ForEachMatch"), ...);
 }
 
