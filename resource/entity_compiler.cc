@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
@@ -173,6 +174,12 @@ class EntityCompiler::LevelBuilder final : public resource_internal::LevelSink {
   }
 
   absl::Status AddComponent(uint32_t index, uint32_t c, const json& component) override;
+  // set_root_aliases: compiling a prefab based on others: references to their names
+  // (or paths from them) mean this prefab's root.
+  void set_root_aliases(const std::vector<std::string>* aliases, absl::string_view root) {
+    aliases_ = aliases;
+    root_name_ = std::string(root);
+  }
   absl::Status SetPrefab(uint32_t entity, absl::string_view prefab) override;
   absl::Status EndEntity(uint32_t entity) override;
 
@@ -232,6 +239,19 @@ class EntityCompiler::LevelBuilder final : public resource_internal::LevelSink {
   template <typename ToLevel>
   void CopyInstance(const CompiledPrefab& prefab, size_t r, uint32_t i, uint32_t entity,
                     const ToLevel& to_level);
+  // Dealiased: `reference` with a leading alias of the root replaced by its name.
+  std::string Dealiased(const std::string& reference) const {
+    if (aliases_ != nullptr) {
+      for (const std::string& alias : *aliases_) {
+        if (reference == alias) return root_name_;
+        if (absl::StartsWith(reference, alias) && reference.size() > alias.size() &&
+            reference[alias.size()] == '/') {
+          return absl::StrCat(root_name_, reference.substr(alias.size()));
+        }
+      }
+    }
+    return reference;
+  }
   // KeepParts: in Finish, when compiling a prefab on its own.
   void KeepParts();
 
@@ -243,6 +263,8 @@ class EntityCompiler::LevelBuilder final : public resource_internal::LevelSink {
   const Options& options_;
   const PrefabLibrary* prefabs_;
   CompiledPrefab* parts_;
+  const std::vector<std::string>* aliases_ = nullptr;
+  std::string root_name_;
   std::vector<OpenInstance> open_;  // innermost last
   std::vector<PrefabEntityRecord> prefab_entities_;
   std::vector<Override> overrides_;
@@ -620,7 +642,9 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::LevelBuilder::Finish() {
       for (size_t f = 0; f < fixups_[r].size(); ++f) {
         EntityRefFixup& fixup = fixups_[r][f];
         absl::StatusOr<uint32_t> target =
-            fixup.resolved != kNoEntityRef ? fixup.resolved : resolver.Resolve(fixup.reference);
+            fixup.resolved != kNoEntityRef ? absl::StatusOr<uint32_t>(fixup.resolved)
+            : aliases_ == nullptr       ? resolver.Resolve(fixup.reference)
+                                        : resolver.Resolve(Dealiased(fixup.reference));
         if (!target.ok()) {
           const FixupOwner owner = fixup_owners_[r][f];
           return absl::InvalidArgumentError(absl::StrCat(
@@ -719,6 +743,7 @@ absl::StatusOr<std::unique_ptr<EntityCompiler::PrefabLibrary>> EntityCompiler::B
                                                       status.message()));
     };
     LevelBuilder builder(*this, own, nullptr, &prefab);
+    builder.set_root_aliases(&resolved[p].aliases, prefab.name);
     const json entities = json::array({std::move(resolved[p].entity)});
     if (absl::Status walked = WalkDom(entities, builder); !walked.ok()) return in_prefab(walked);
     absl::StatusOr<Result> compiled = builder.Finish();

@@ -232,6 +232,22 @@ TEST_F(PrefabTest, ChildrenAndReferencesArePerInstance) {
   EXPECT_EQ(table.prefabs[0].view.num_entities(), 3u);
 }
 
+TEST_F(PrefabTest, ABasedPrefabAnswersToItsBasesNames) {
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityCompiler::Result result, Compile(R"({"prefabs": {
+      "a": {"components": [{"type": "unit", "target": "a/kid"}],
+            "children": [{"name": "kid", "components": [{"type": "unit", "target": "a"}]}]},
+      "b": {"prefab": "a", "components": [{"type": "unit", "hp": 2}]}},
+    "entities": [{"prefab": "b"}, {"prefab": "b", "components": [{"type": "unit", "max": 3}]}]})"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(result.blob));
+  const auto units = Units(view);
+  ASSERT_EQ(units.size(), 4u);
+  EXPECT_EQ(units[0]->target, 1u);
+  EXPECT_EQ(units[1]->target, 0u);
+  EXPECT_EQ(units[2]->target, 3u);  // inherited through an override of another field
+  EXPECT_EQ(units[2]->max, 3);
+  EXPECT_EQ(units[3]->target, 2u);
+}
+
 TEST_F(PrefabTest, ErrorsNameThePrefab) {
   EXPECT_THAT(Compile(R"({"prefabs": {"a": {"prefab": "b"}, "b": {"prefab": "c"}, "c": {"prefab": "a"}},
                           "entities": []})"),

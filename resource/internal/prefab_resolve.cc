@@ -90,6 +90,7 @@ absl::StatusOr<std::vector<ResolvedPrefab>> ResolvePrefabs(const json& definitio
   // Resolve in dependency order: a prefab after its base. `state`: 1 on the chain being
   // followed, 2 resolved.
   std::map<std::string, json> resolved;  // name -> entity
+  absl::flat_hash_map<std::string, std::vector<std::string>> aliases;
   absl::flat_hash_map<std::string, int> state;
   for (auto it = definitions.begin(); it != definitions.end(); ++it) {
     if (resolved.contains(it.key())) continue;
@@ -130,7 +131,11 @@ absl::StatusOr<std::vector<ResolvedPrefab>> ResolvePrefabs(const json& definitio
       json components = json::array();
       json children = json::array();
       if (auto base = def.find("prefab"); base != def.end()) {
-        const json& base_entity = resolved.at(base->get_ref<const std::string&>());
+        const std::string& base_name = base->get_ref<const std::string&>();
+        const json& base_entity = resolved.at(base_name);
+        std::vector<std::string>& own_aliases = aliases[name];
+        own_aliases.push_back(base_name);
+        for (const std::string& a : aliases[base_name]) own_aliases.push_back(a);
         components = base_entity["components"];
         children = base_entity["children"];
       }
@@ -169,7 +174,9 @@ absl::StatusOr<std::vector<ResolvedPrefab>> ResolvePrefabs(const json& definitio
   }
   std::vector<ResolvedPrefab> out;
   out.reserve(resolved.size());
-  for (auto& [name, entity] : resolved) out.push_back(ResolvedPrefab{name, std::move(entity)});
+  for (auto& [name, entity] : resolved) {
+    out.push_back(ResolvedPrefab{name, std::move(entity), std::move(aliases[name])});
+  }
   return out;
 }
 

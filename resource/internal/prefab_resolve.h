@@ -28,6 +28,9 @@ struct ResolvedPrefab {
   // entity: {"name": name, "components": [COMPONENT...], "children": [ENTITY...]}, the
   // chain applied; children are plain level entities (they may not name a prefab).
   nlohmann::json entity;
+  // aliases: the names of the prefabs it is based on, nearest first: references the
+  // base wrote to its root ("goblin", "goblin/torch") mean this prefab's root.
+  std::vector<std::string> aliases;
 };
 
 // kMaxPrefabChain: how long a chain of prefabs based on prefabs may be.
