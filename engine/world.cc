@@ -228,6 +228,31 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
   return spawned;
 }
 
+absl::Status World::DestroyBatch(absl::Span<const Entity> entities) {
+  bool has_children = false;
+  for (const Entity e : entities) {
+    const TransformHandle t = transforms_->Lookup(e);
+    if (t.is_valid() && transforms_->FirstChild(t).is_valid()) {
+      has_children = true;
+      break;
+    }
+  }
+  if (!has_children) return entities_->DestroyBatch(entities);
+  // Breadth-first below the given entities; each descendant once, whatever the batch
+  // already names (the manager judges repeats among the given ones, as before).
+  std::vector<Entity> all(entities.begin(), entities.end());
+  absl::flat_hash_set<Entity> in_batch(entities.begin(), entities.end());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const TransformHandle t = transforms_->Lookup(all[i]);
+    if (!t.is_valid()) continue;
+    for (TransformHandle c = transforms_->FirstChild(t); c.is_valid(); c = transforms_->NextSibling(c)) {
+      const Entity child = transforms_->entity(c);
+      if (in_batch.insert(child).second) all.push_back(child);
+    }
+  }
+  return entities_->DestroyBatch(all);
+}
+
 absl::Status World::LoadPrefabs(const EntityResourceView& view) {
   STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
   for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {

@@ -18,7 +18,8 @@
 //
 // One destruction path: every store subscribes to the entity manager's destroy
 // notification, so destroying an entity through the manager, by anyone, removes all of
-// its components everywhere; World::Destroy is only a shorthand.
+// its components everywhere; World::Destroy also destroys the entity's transform
+// descendants (World::DestroyKeepingChildren does not).
 //
 // Save writes the world's entities (those with a component or a name here) in the
 // resource format: parents before children (the hierarchy is the transform
@@ -206,10 +207,18 @@ class World {
   // Entities: every live entity with a component or a name in this world, by index.
   std::vector<Entity> Entities() const;
 
-  // Destroy / DestroyBatch: EntityManager::Destroy / DestroyBatch (NotFound for a dead
-  // or foreign entity, nothing changes); every subsystem drops the entities.
-  absl::Status Destroy(Entity entity) { return entities_->Destroy(entity); }
-  absl::Status DestroyBatch(absl::Span<const Entity> entities) {
+  // Destroy / DestroyBatch: destroys the entities and every entity below them in this
+  // world's transform hierarchy (a destroyed parent takes its children, as in the
+  // peers), in one EntityManager::DestroyBatch; every subsystem drops them. NotFound for
+  // a dead or foreign entity: nothing changes. O(entities + descendants); a batch none
+  // of whose entities has a transform child costs what the manager's does.
+  absl::Status Destroy(Entity entity) { return DestroyBatch(absl::MakeConstSpan(&entity, 1)); }
+  absl::Status DestroyBatch(absl::Span<const Entity> entities);
+  // DestroyKeepingChildren / DestroyBatchKeepingChildren: the entities alone; their
+  // transform children become roots whose world is their local. A destroy through the
+  // entity manager (entities().Destroy, a command buffer's Destroy) does this too.
+  absl::Status DestroyKeepingChildren(Entity entity) { return entities_->Destroy(entity); }
+  absl::Status DestroyBatchKeepingChildren(absl::Span<const Entity> entities) {
     return entities_->DestroyBatch(entities);
   }
 

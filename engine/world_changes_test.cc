@@ -103,9 +103,10 @@ TEST_P(WorldTransformChanges, MovesReachTheTagAtEachSyncPoint) {
   world_->UpdateTransforms();
   EXPECT_THAT(HealthWithTransformChangedSince(since), IsEmpty());
 
-  // The parent's destroy orphans the child (its world becomes its local): a change.
+  // The parent's destroy, keeping its children, orphans the child (its world becomes
+  // its local): a change.
   since = NextFrame();
-  ASSERT_THAT(world_->Destroy(root), IsOk());
+  ASSERT_THAT(world_->DestroyKeepingChildren(root), IsOk());
   world_->UpdateTransforms();
   EXPECT_THAT(HealthWithTransformChangedSince(since), UnorderedElementsAre(child));
   // A transform destroyed alone takes the tag with it; a new one brings it.

@@ -156,6 +156,56 @@ TEST(World, DestroyRemovesEverythingEverywhere) {
   EXPECT_EQ(world.index().num_prototypes(), 0u);
 }
 
+TEST(World, DestroyTakesTransformChildrenUnlessAskedNotTo) {
+  const std::vector<std::byte> blob = Compile(kLevel);
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(SampleRegistry()));
+  // env 0, car 1, wheel 2, "no transform" 3 (a child in the level, not in the transform
+  // hierarchy), hub 4, ember 5.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 6u);
+  EntityManager& entities = world->entities();
+  // A dead entity in the batch: NotFound, nothing changes.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> spare, world->Spawn(view));
+  ASSERT_THAT(world->DestroyBatch(spare), IsOk());
+  EXPECT_THAT(world->DestroyBatch({e[1], spare[0]}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_TRUE(entities.Alive(e[1]) && entities.Alive(e[2]) && entities.Alive(e[4]));
+  ASSERT_THAT(world->Destroy(e[1]), IsOk());
+  EXPECT_FALSE(entities.Alive(e[1]));
+  EXPECT_FALSE(entities.Alive(e[2]));
+  EXPECT_FALSE(entities.Alive(e[4]));
+  EXPECT_TRUE(entities.Alive(e[3]));
+  EXPECT_TRUE(entities.Alive(e[0]) && entities.Alive(e[5]));
+  EXPECT_EQ(world->ComponentCount(e[4]), 0u);
+
+  // Keeping the children: the wheel becomes a root, the hub stays its child.
+  STRATA_ASSERT_OK_AND_ASSIGN(e, world->Spawn(view));
+  ASSERT_THAT(world->DestroyKeepingChildren(e[1]), IsOk());
+  TransformComponent& transforms = world->transforms();
+  ASSERT_TRUE(entities.Alive(e[2]));
+  EXPECT_FALSE(transforms.Parent(transforms.Lookup(e[2])).is_valid());
+  EXPECT_EQ(transforms.Parent(transforms.Lookup(e[4])), transforms.Lookup(e[2]));
+
+  // A child named in the batch before its parent is destroyed once.
+  STRATA_ASSERT_OK_AND_ASSIGN(e, world->Spawn(view));
+  ASSERT_THAT(world->DestroyBatch({e[4], e[2], e[1]}), IsOk());
+  EXPECT_FALSE(entities.Alive(e[1]) || entities.Alive(e[2]) || entities.Alive(e[4]));
+  // Deep: a chain of 1000 transforms goes with its root.
+  std::vector<Entity> chain(1000);
+  entities.CreateBatch(absl::MakeSpan(chain));
+  TransformHandle parent;
+  for (Entity c : chain) {
+    STRATA_ASSERT_OK_AND_ASSIGN(TransformHandle t, transforms.Create(c, Matrix4x4::Identity()));
+    if (parent.is_valid()) {
+      ASSERT_TRUE(transforms.Link(t, parent).ok());
+    }
+    parent = t;
+  }
+  const size_t before = entities.size();
+  ASSERT_THAT(world->Destroy(chain[0]), IsOk());
+  EXPECT_EQ(entities.size(), before - 1000);
+}
+
 TEST(World, RespawnAfterDestroyIsIdentical) {
   const std::vector<std::byte> blob = Compile(kLevel);
   STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));

@@ -75,6 +75,6 @@ absl::StatusOr<strata::Vector3> Game::WorldPosition(strata::Entity e) const {
   return transforms.World(t).translation();
 }
 
-absl::Status Game::Destroy(strata::Entity e) { return world_->Destroy(e); }
+absl::Status Game::Destroy(strata::Entity e) { return world_->DestroyKeepingChildren(e); }
 
 }  // namespace game
