@@ -233,9 +233,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
     FillEntity(entities[k], id_[pos]);
     out[k] = HandleAt(pos);
   }
-  if (change_log_) [[unlikely]] {
-    for (Entity e : entities) changes_.push_back({e, Change::kCreated});
-  }
+  LogCreated(entities);
   return absl::OkStatus();
 }
 
@@ -300,9 +298,7 @@ absl::Status TransformComponent::CreateBatch(absl::Span<const Entity> entities,
                                     first + static_cast<uint32_t>(end));
   }
   first_dirty_ = static_cast<uint32_t>(size_);
-  if (change_log_) [[unlikely]] {
-    for (Entity e : entities) changes_.push_back({e, Change::kCreated});
-  }
+  LogCreated(entities);
   return absl::OkStatus();
 }
 

@@ -579,6 +579,11 @@ class TransformComponent {
   void LogChange(Entity entity, Change change) {
     if (change_log_) [[unlikely]] changes_.push_back({entity, change});
   }
+  void LogCreated(absl::Span<const Entity> entities) {
+    if (change_log_) [[unlikely]] {
+      for (Entity e : entities) changes_.push_back({e, Change::kCreated});
+    }
+  }
   bool change_log_ = false;
   std::vector<LoggedChange> changes_;
   size_t change_log_applied_ = 0;
