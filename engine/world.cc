@@ -176,15 +176,11 @@ void World::TypedAccessFailed(const void* cpp, const char* what) const {
 }
 
 absl::StatusOr<CommandBuffer::Result> World::Playback(CommandBuffer& commands) {
-  const CommandBuffer::Result result = commands.Playback(*entities_, *pages_);
-  STRATA_RETURN_IF_ERROR(events_->Flush());
-  return result;
+  return events_->Playback(commands);
 }
 
 absl::StatusOr<CommandBuffer::Result> World::Playback(ParallelCommands& commands) {
-  const CommandBuffer::Result result = commands.Playback(*entities_, *pages_);
-  STRATA_RETURN_IF_ERROR(events_->Flush());
-  return result;
+  return events_->Playback(commands.buffers());
 }
 
 absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view, SpawnStats* stats) {

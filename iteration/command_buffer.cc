@@ -26,7 +26,7 @@ CommandBuffer::CommandBuffer(const EntityPages& pages) : pages_(&pages), tag_(Ne
 
 Entity CommandBuffer::Create(const ComponentBundle& bundle) {
   // Consecutive creations from equal bundles share one bundle and one run.
-  if (bundles_.empty() || runs_.empty() || runs_.back().op != Op::kCreate ||
+  if (bundles_.empty() || run_op_ != Op::kCreate ||
       !(bundles_.back() == bundle)) {
     bundles_.push_back(bundle);
   }
@@ -39,20 +39,24 @@ Entity CommandBuffer::Create() { return Create(ComponentBundle()); }
 
 void CommandBuffer::Destroy(Entity e) { Append(Op::kDestroy, kNoComponent, e, nullptr, 0); }
 
-void CommandBuffer::CheckType(ComponentId c, size_t size) const {
+void CommandBuffer::CheckTypeSlow(ComponentId c, size_t size) {
   STRATA_CHECK(c < pages_->num_component_types(),
                "CommandBuffer: the component is not registered in the buffer's store");
   STRATA_CHECK(size == kAnySize || size == pages_->component_size(c),
                "CommandBuffer: the value's size is not the component's registered size");
+  checked_component_ = c;
+  checked_size_ = pages_->component_size(c);
 }
 
-void CommandBuffer::CheckTarget(Entity e) const {
-  STRATA_CHECK(!IsPending(e) || (e.generation() == tag_ && e.index() < pending_),
+void CommandBuffer::CheckPendingTarget(Entity e) const {
+  STRATA_CHECK(e.generation() == tag_ && e.index() < pending_,
                "CommandBuffer: a pending handle of another buffer or of an earlier playback");
 }
 
 void CommandBuffer::Clear() {
   runs_.clear();
+  run_op_ = Op::kNone;
+  run_component_ = kNoComponent;
   targets_.clear();
   values_.clear();
   bundles_.clear();
@@ -62,7 +66,8 @@ void CommandBuffer::Clear() {
 
 size_t CommandBuffer::MemoryUsage() const {
   size_t bytes = runs_.capacity() * sizeof(Run) + targets_.capacity() * sizeof(Entity) +
-                 values_.capacity() + bundles_.capacity() * sizeof(ComponentBundle) +
+                 played_targets_.capacity() * sizeof(Entity) + values_.capacity() +
+                 bundles_.capacity() * sizeof(ComponentBundle) +
                  created_.capacity() * sizeof(Entity) + scratch_.capacity() * sizeof(Entity);
   for (const ComponentBundle& bundle : bundles_) bytes += bundle.MemoryUsage();
   return bytes;
@@ -90,10 +95,16 @@ void CommandBuffer::CountSkipped(const EntityManager& entities, Entity e, Result
 
 CommandBuffer::Result CommandBuffer::Playback(EntityManager& entities, EntityPages& pages) {
   STRATA_CHECK(&pages == pages_, "CommandBuffer: played back into another store");
+  STRATA_CHECK(!lent_, "CommandBuffer: played back by an observer of its own playback");
   Result result;
   created_.assign(pending_, Entity());
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    runs_[r].count = (r + 1 < runs_.size() ? runs_[r + 1].first : targets_.size()) - runs_[r].first;
+  }
   for (const Run& run : runs_) {
     switch (run.op) {
+      case Op::kNone:  // never a run's
+        break;
       case Op::kCreate:
         PlayCreate(run, entities, pages, result);
         break;
@@ -112,9 +123,17 @@ CommandBuffer::Result CommandBuffer::Playback(EntityManager& entities, EntityPag
     }
   }
   const uint32_t played = tag_;
+  // The played targets stay as they are (see HoldsPlayed); the older array takes the
+  // next commands.
+  targets_.swap(played_targets_);
   Clear();
   played_tag_ = played;
   return result;
+}
+
+bool CommandBuffer::HoldsPlayed(absl::Span<const Entity> entities) const {
+  return Within(entities, targets_) || Within(entities, played_targets_) ||
+         Within(entities, created_);
 }
 
 void CommandBuffer::PlayCreate(const Run& run, EntityManager& entities, EntityPages& pages,

@@ -50,6 +50,7 @@
 #include "absl/base/optimization.h"
 #include "absl/types/span.h"
 #include "base/check.h"
+#include "base/huge_page_allocator.h"
 #include "entity/entity.h"
 #include "entity/entity_manager.h"
 #include "iteration/components.h"
@@ -84,7 +85,7 @@ class CommandBuffer {
   void Destroy(Entity e);
 
   template <typename T>
-  void Add(Entity e, Component<T> c, const T& value) {
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void Add(Entity e, Component<T> c, const T& value) {
     CheckType(c.id, std::is_empty_v<T> ? 0 : sizeof(T));
     Append(Op::kAdd, c.id, e, &value, std::is_empty_v<T> ? 0 : sizeof(T));
   }
@@ -117,7 +118,14 @@ class CommandBuffer {
   // then empties the buffer (keeping its memory and the handles for Resolve). Aborts,
   // as the store's calls do, inside a walk of `pages`. `pages` must be the store the
   // buffer was made for.
+  //
+  // The entities the playback handed to the store (its targets, resolved, and the
+  // entities it created) stay in the buffer, unchanged, until its next playback begins:
+  // ComponentEvents::Playback delivers events from them instead of copying them.
   Result Playback(EntityManager& entities, EntityPages& pages);
+  // HoldsPlayed: `entities` lies in the arrays the playback in progress or the last one
+  // handed to the store, which stay unchanged until the next playback begins.
+  bool HoldsPlayed(absl::Span<const Entity> entities) const;
 
   // Resolve: what `e` names after the last playback: the created entity for a pending
   // handle of this buffer, `e` itself for any other. A pending handle not yet played
@@ -139,10 +147,11 @@ class CommandBuffer {
   size_t RecordedBytes() const;
 
  private:
-  enum class Op : uint8_t { kCreate, kDestroy, kAdd, kRemove, kSet };
+  enum class Op : uint8_t { kCreate, kDestroy, kAdd, kRemove, kSet, kNone };
   // Run: consecutive commands of one op and component (for kCreate, `component` is
   // the index of the bundle in bundles_): targets_[first, first + count), their
-  // values from values_[value_offset] on.
+  // values from values_[value_offset] on. `count` is set at playback (until then a
+  // run ends where the next one starts).
   struct Run {
     Op op;
     ComponentId component;
@@ -155,19 +164,37 @@ class CommandBuffer {
   // index the creation number.
   static constexpr uint32_t kPendingBit = 0x80000000u;
 
-  void CheckType(ComponentId c, size_t size) const;
-  void CheckTarget(Entity e) const;
+  // CheckType: `c` is registered in the store with `size` bytes (kAnySize: any);
+  // aborts otherwise. The last accepted pair is remembered (a type's size never
+  // changes), so a run of commands on one type pays one comparison each.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void CheckType(ComponentId c, size_t size) {
+    if (ABSL_PREDICT_TRUE(c == checked_component_ &&
+                          (size == checked_size_ || size == kAnySize))) {
+      return;
+    }
+    CheckTypeSlow(c, size);
+  }
+  void CheckTypeSlow(ComponentId c, size_t size);
+  // CheckTarget: a pending target is one of this buffer's current handles.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE void CheckTarget(Entity e) const {
+    if (ABSL_PREDICT_FALSE(IsPending(e))) CheckPendingTarget(e);
+  }
+  void CheckPendingTarget(Entity e) const;
 
   ABSL_ATTRIBUTE_ALWAYS_INLINE void Append(Op op, ComponentId c, Entity e, const void* value,
                                            size_t size) {
     CheckTarget(e);
-    if (ABSL_PREDICT_FALSE(runs_.empty() || runs_.back().op != op ||
-                           runs_.back().component != c)) {
+    // The run's kind in members, not read back from runs_, and its count left to
+    // Playback: a command stores only its target and value.
+    if (ABSL_PREDICT_FALSE(op != run_op_ || c != run_component_)) {
       runs_.push_back(Run{op, c, targets_.size(), 0, values_.size()});
+      run_op_ = op;
+      run_component_ = c;
     }
-    ++runs_.back().count;
     targets_.push_back(e);
     if (size != 0) {
+      // values_ leaves grown bytes unwritten (its allocator), and `size` is a constant
+      // in the typed forms: the copy is a few moves, not a call.
       const size_t at = values_.size();
       values_.resize(at + size);
       std::memcpy(values_.data() + at, value, size);
@@ -176,6 +203,10 @@ class CommandBuffer {
   // Resolved: during playback, `e` with a pending handle replaced by its entity.
   Entity Resolved(Entity e) const { return IsPending(e) ? created_[e.index()] : e; }
   static uint32_t NewTag();
+  static bool Within(absl::Span<const Entity> inner, const std::vector<Entity>& outer) {
+    return !outer.empty() && inner.data() >= outer.data() &&
+           inner.data() + inner.size() <= outer.data() + outer.size();
+  }
   void PlayCreate(const Run& run, EntityManager& entities, EntityPages& pages, Result& result);
   void PlayDestroy(const Run& run, EntityManager& entities, Result& result);
   void PlayAdd(const Run& run, EntityManager& entities, EntityPages& pages, Result& result);
@@ -184,14 +215,22 @@ class CommandBuffer {
   void CountSkipped(const EntityManager& entities, Entity e, Result& result) const;
 
   const EntityPages* pages_;
+  ComponentId checked_component_ = kNoComponent;
+  size_t checked_size_ = 0;
   // tag_: the pending handles being recorded; played_tag_: those of the last
   // playback, which Resolve answers. A new tag per playback or Clear, so a pending
   // handle kept from an earlier frame is caught, not confused with a new one.
   uint32_t tag_;
   uint32_t played_tag_ = 0;
   std::vector<Run> runs_;
+  // The last run's kind (kNone: no run yet).
+  Op run_op_ = Op::kNone;
+  ComponentId run_component_ = kNoComponent;
   std::vector<Entity> targets_;
-  std::vector<std::byte> values_;
+  // played_targets_: the last playback's targets, resolved (see Playback), swapped out
+  // of targets_ rather than cleared; the older array is recorded into next.
+  std::vector<Entity> played_targets_;
+  std::vector<std::byte, UninitializedHugePageAllocator<std::byte>> values_;
   std::vector<ComponentBundle> bundles_;
   // pending_: creations recorded since the last playback; created_: by creation
   // number, the entities of the last playback.
@@ -199,6 +238,10 @@ class CommandBuffer {
   std::vector<Entity> created_;
   // Scratch for playback (kept for the next frame).
   std::vector<Entity> scratch_;
+  // lent_: a ComponentEvents reads the last playback's arrays (see HoldsPlayed) until
+  // its flush ends; playing the buffer back before then would change them.
+  bool lent_ = false;
+  friend class ComponentEvents;
 };
 
 }  // namespace strata

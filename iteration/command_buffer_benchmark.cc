@@ -9,14 +9,15 @@
 // span-form Add of the same entities and values (EntityPages::AddEach). Both then
 // remove the component again, untimed.
 // BM_Commands/PlaybackObserved/N: the same playback with an OnAdd observer
-// (ComponentEvents) that sums the added entities' indices, and the flush that runs
-// it; against Playback plus BM_Floor/ObserverWork/N (the observer's own work on a
-// span of N entities). Counter bytes_per_command: the buffer's bytes
+// (ComponentEvents) that sums the added entities' indices, played back and flushed by
+// ComponentEvents::Playback as a World does; against Playback plus
+// BM_Floor/ObserverWork/N (the observer's own work on a span of N entities). Counter bytes_per_command: the buffer's bytes
 // (targets, values and run records) divided by the commands, computed from its sizes.
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "benchmark/benchmark.h"
 #include "entity/entity.h"
@@ -128,10 +129,9 @@ void BM_CommandsPlaybackObserved(benchmark::State& state) {
     state.PauseTiming();
     for (size_t i = 0; i < n; ++i) commands.Add(s.entities[i], s.vel, s.values[i]);
     state.ResumeTiming();
-    const CommandBuffer::Result result = commands.Playback(s.manager, s.pages);
-    if (!events.Flush().ok()) std::abort();
+    const absl::StatusOr<CommandBuffer::Result> result = events.Playback(commands);
     state.PauseTiming();
-    if (result.applied != n) std::abort();
+    if (!result.ok() || result->applied != n) std::abort();
     if (!s.pages.Remove(absl::MakeConstSpan(s.entities), s.vel.id).ok()) std::abort();
     state.ResumeTiming();
   }

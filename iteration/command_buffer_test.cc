@@ -167,6 +167,10 @@ TEST_F(Commands, HandlesAreTheSameForTheSameRecording) {
 
 TEST_F(Commands, BuffersReuseTheirMemoryAndRefuseOldPendingHandles) {
   CommandBuffer commands(pages_);
+  // Two playbacks: the targets alternate between two arrays (the last playback's stay
+  // readable until the next one, see HoldsPlayed), so both exist from the second on.
+  commands.Create();
+  commands.Playback(manager_, pages_);
   const Entity first = commands.Create();
   commands.Playback(manager_, pages_);
   const size_t memory = commands.MemoryUsage();

@@ -62,20 +62,37 @@ void ComponentEvents::UpdateWantsRemoving() {
   set_wants_removing(wants);
 }
 
+size_t ComponentEvents::pending() const {
+  size_t n = 0;
+  for (const Batch& r : records_) n += r.count;
+  return n;
+}
+
+bool ComponentEvents::Lent(absl::Span<const Entity> entities) const {
+  for (const CommandBuffer* buffer : lenders_) {
+    if (buffer->HoldsPlayed(entities)) return true;
+  }
+  return false;
+}
+
 void ComponentEvents::Record(Event event, ComponentId c, absl::Span<const Entity> entities,
                              bool with_values) {
   const size_t size = with_values ? pages_->component_size(c) : 0;
-  const bool extend = !records_.empty() && records_.back().event == event &&
-                      records_.back().component == c;
+  const Entity* const lent = Lent(entities) ? entities.data() : nullptr;
+  // The last batch grows when it is of the same kind and its entities continue: at the
+  // end of entities_, or right after it in the same lent array.
+  const Batch* last = records_.empty() ? nullptr : &records_.back();
+  const bool extend = last != nullptr && last->event == event && last->component == c &&
+                      (lent == nullptr ? last->lent == nullptr
+                                       : last->lent != nullptr && last->lent + last->count == lent);
   if (!extend) {
     // A new batch starts its values on an aligned offset (see kValueAlignment).
     const size_t aligned = (values_.size() + kValueAlignment - 1) / kValueAlignment * kValueAlignment;
     values_.resize(aligned);
-    records_.push_back(
-        Batch{event, c, entities_.size(), 0, values_.size()});
+    records_.push_back(Batch{event, c, entities_.size(), 0, values_.size(), lent});
   }
   records_.back().count += entities.size();
-  entities_.insert(entities_.end(), entities.begin(), entities.end());
+  if (lent == nullptr) entities_.insert(entities_.end(), entities.begin(), entities.end());
   if (size == 0) return;
   size_t at = values_.size();
   values_.resize(at + entities.size() * size);
@@ -112,6 +129,40 @@ void ComponentEvents::OnSet(ComponentId c, absl::Span<const Entity> entities) {
   if (next_ != nullptr) next_->OnSet(c, entities);
 }
 
+CommandBuffer::Result ComponentEvents::PlayLending(CommandBuffer& buffer) {
+  lenders_.push_back(&buffer);
+  const CommandBuffer::Result result = buffer.Playback(*manager_, *pages_);
+  lenders_.pop_back();
+  if (!buffer.lent_) {
+    buffer.lent_ = true;
+    lent_.push_back(&buffer);
+  }
+  return result;
+}
+
+void ComponentEvents::ReleaseLent() {
+  for (CommandBuffer* buffer : lent_) buffer->lent_ = false;
+  lent_.clear();
+}
+
+absl::StatusOr<CommandBuffer::Result> ComponentEvents::Playback(
+    absl::Span<CommandBuffer> buffers) {
+  STRATA_CHECK(!flushing_, "ComponentEvents::Playback called by an observer");
+  CommandBuffer::Result total;
+  for (CommandBuffer& buffer : buffers) {
+    const CommandBuffer::Result r = PlayLending(buffer);
+    total.applied += r.applied;
+    total.skipped_dead += r.skipped_dead;
+    total.skipped_conflict += r.skipped_conflict;
+  }
+  const absl::Status flushed = Flush();
+  // Flush's first round delivered every batch naming `buffers` (and released them);
+  // when it gave up, the last round's events may still name the observers' buffer.
+  if (records_.empty()) ReleaseLent();
+  if (!flushed.ok()) return flushed;
+  return total;
+}
+
 absl::Status ComponentEvents::Flush() {
   STRATA_CHECK(!flushing_, "ComponentEvents::Flush called by an observer");
   flushing_ = true;
@@ -126,7 +177,8 @@ absl::Status ComponentEvents::Flush() {
       const EntityPages::WalkScope no_structural_changes(*pages_);
       for (const Batch& r : delivering_records_) {
         const absl::Span<const Entity> entities =
-            absl::MakeConstSpan(delivering_entities_).subspan(r.first, r.count);
+            r.lent != nullptr ? absl::MakeConstSpan(r.lent, r.count)
+                              : absl::MakeConstSpan(delivering_entities_).subspan(r.first, r.count);
         const size_t size = r.event == Event::kAdd ? 0 : pages_->component_size(r.component);
         const absl::Span<const std::byte> values =
             absl::MakeConstSpan(delivering_values_).subspan(r.value_offset, r.count * size);
@@ -143,7 +195,9 @@ absl::Status ComponentEvents::Flush() {
     delivering_records_.clear();
     delivering_entities_.clear();
     delivering_values_.clear();
-    commands_.Playback(*manager_, *pages_);
+    // Every batch that named a lent array was in this round.
+    ReleaseLent();
+    PlayLending(commands_);
   }
   flushing_ = false;
   std::erase_if(subscribers_, [](const Subscriber& s) { return !s.active; });

@@ -268,5 +268,167 @@ TEST_F(Events, RandomOperationsAreEachSeenOnceInOrder) {
   EXPECT_GT(seen.size(), 100u);
 }
 
+// A store with events and a log of what its observers saw; two of them, fed the same
+// commands, tell ComponentEvents::Playback from a playback followed by Flush.
+struct Rig {
+  Rig() {
+    health = *pages.RegisterComponent<Health>("health");
+    burning = *pages.RegisterComponent<Burning>("burning");
+    added = events.OnAdd(health, [this](absl::Span<const Entity> e, CommandBuffer&) {
+      for (Entity x : e) log.push_back("add " + x.DebugString());
+    });
+    removed = events.OnRemove(health, [this](absl::Span<const Entity> e,
+                                              absl::Span<const Health> v, CommandBuffer&) {
+      for (size_t i = 0; i < e.size(); ++i) {
+        log.push_back("remove " + e[i].DebugString() + " " + std::to_string(v[i].hp));
+      }
+    });
+    set = events.OnSet(health, [this](absl::Span<const Entity> e, absl::Span<const Health> v,
+                                       CommandBuffer&) {
+      for (size_t i = 0; i < e.size(); ++i) {
+        log.push_back("set " + e[i].DebugString() + " " + std::to_string(v[i].hp));
+      }
+    });
+    // Observers' own commands, delivered in later rounds: a burning entity loses its
+    // health.
+    burn = events.OnAdd(burning, [this](absl::Span<const Entity> e, CommandBuffer& out) {
+      for (Entity x : e) {
+        log.push_back("burn " + x.DebugString());
+        out.Remove(x, health);
+      }
+    });
+    entities.resize(64);
+    manager.CreateBatch(absl::MakeSpan(entities));
+  }
+  EntityManager manager;
+  EntityPages pages{manager};
+  ComponentEvents events{manager, pages};
+  Component<Health> health;
+  Component<Burning> burning;
+  std::vector<Entity> entities;
+  std::vector<std::string> log;
+  ComponentEvents::Subscription added, removed, set, burn;
+};
+
+// Records the same random commands into `buffers` of either rig.
+void RecordRandomCommands(uint32_t seed, Rig& rig, std::vector<CommandBuffer>& buffers) {
+  std::mt19937 rng(seed);
+  ComponentBundle bundle;
+  bundle.Set(rig.health, Health{7});
+  for (CommandBuffer& buffer : buffers) {
+    std::vector<Entity> created;
+    for (int k = 0; k < 60; ++k) {
+      const Entity e = rig.entities[rng() % rig.entities.size()];
+      const int32_t value = static_cast<int32_t>(rng() % 100);
+      switch (rng() % 6) {
+        case 0:
+          buffer.Add(e, rig.health, Health{value});
+          break;
+        case 1:
+          buffer.Remove(e, rig.health);
+          break;
+        case 2:
+          buffer.Set(e, rig.health, Health{value});
+          break;
+        case 3:
+          created.push_back(buffer.Create(bundle));
+          break;
+        case 4:
+          if (!created.empty()) buffer.Set(created.back(), rig.health, Health{value});
+          break;
+        case 5:
+          buffer.Add(e, rig.burning, Burning{});
+          break;
+      }
+    }
+  }
+}
+
+TEST(EventsPlayback, DeliversWhatAPlaybackAndAFlushDeliverWithoutCopying) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    Rig lending, copying;
+    for (int frame = 0; frame < 3; ++frame) {
+      std::vector<CommandBuffer> a, b;
+      for (int i = 0; i < 3; ++i) {
+        a.emplace_back(lending.pages);
+        b.emplace_back(copying.pages);
+      }
+      RecordRandomCommands(seed * 7 + frame, lending, a);
+      RecordRandomCommands(seed * 7 + frame, copying, b);
+      STRATA_ASSERT_OK_AND_ASSIGN(CommandBuffer::Result played,
+                                  lending.events.Playback(absl::MakeSpan(a)));
+      CommandBuffer::Result total;
+      for (CommandBuffer& buffer : b) {
+        const CommandBuffer::Result r = buffer.Playback(copying.manager, copying.pages);
+        total.applied += r.applied;
+        total.skipped_dead += r.skipped_dead;
+        total.skipped_conflict += r.skipped_conflict;
+      }
+      ASSERT_THAT(copying.events.Flush(), IsOk());
+      EXPECT_EQ(played, total);
+      EXPECT_EQ(lending.events.pending(), 0u);
+    }
+    EXPECT_EQ(lending.log, copying.log) << "seed " << seed;
+    EXPECT_GT(lending.log.size(), 50u);
+  }
+}
+
+TEST(EventsPlayback, AnObserverMayRecordIntoTheBufferBeingDelivered) {
+  Rig rig;
+  CommandBuffer commands(rig.pages);
+  // Each health added takes a burning next time `commands` plays.
+  auto spread = rig.events.OnAdd(rig.health, [&](absl::Span<const Entity> e, CommandBuffer&) {
+    for (Entity x : e) commands.Add(x, rig.burning, Burning{});
+  });
+  for (Entity e : rig.entities) commands.Add(e, rig.health, Health{1});
+  ASSERT_THAT(rig.events.Playback(commands).status(), IsOk());
+  ASSERT_EQ(commands.size(), rig.entities.size());
+  ASSERT_EQ(rig.log.size(), rig.entities.size());
+  for (size_t i = 0; i < rig.entities.size(); ++i) {
+    EXPECT_EQ(rig.log[i], "add " + rig.entities[i].DebugString());
+  }
+  rig.log.clear();
+  // The burning adds, then the observer's removals of health in the next round.
+  ASSERT_THAT(rig.events.Playback(commands).status(), IsOk());
+  ASSERT_EQ(rig.log.size(), 2 * rig.entities.size());
+  EXPECT_EQ(rig.log.front(), "burn " + rig.entities.front().DebugString());
+  EXPECT_EQ(rig.log.back(), "remove " + rig.entities.back().DebugString() + " 1");
+}
+
+TEST(EventsPlayback, AGivenUpFlushKeepsItsLastEventsDeliverable) {
+  Rig rig;
+  // Feeds itself: every round adds burning again.
+  auto loop = rig.events.OnAdd(rig.burning, [&](absl::Span<const Entity> e, CommandBuffer& out) {
+    for (Entity x : e) {
+      out.Remove(x, rig.burning);
+      out.Add(x, rig.burning, Burning{});
+    }
+  });
+  CommandBuffer commands(rig.pages);
+  for (Entity e : rig.entities) commands.Add(e, rig.burning, Burning{});
+  EXPECT_THAT(rig.events.Playback(commands).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  // The last round's adds name the observers' buffer, kept until they are delivered.
+  EXPECT_EQ(rig.events.pending(), rig.entities.size());
+  loop.Reset();
+  rig.log.clear();
+  ASSERT_THAT(rig.events.Flush(), IsOk());
+  ASSERT_EQ(rig.log.size(), rig.entities.size());
+  for (size_t i = 0; i < rig.entities.size(); ++i) {
+    EXPECT_EQ(rig.log[i], "burn " + rig.entities[i].DebugString());
+  }
+}
+
+TEST(EventsPlaybackDeathTest, AnObserverCannotPlayTheBufferBeingDeliveredBack) {
+  Rig rig;
+  CommandBuffer commands(rig.pages);
+  auto replay = rig.events.OnAdd(rig.health, [&](absl::Span<const Entity>, CommandBuffer&) {
+    commands.Playback(rig.manager, rig.pages);
+  });
+  commands.Add(rig.entities[0], rig.health, Health{1});
+  EXPECT_DEATH(rig.events.Playback(commands).IgnoreError(),
+               "played back by an observer of its own playback");
+}
+
 }  // namespace
 }  // namespace strata

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "base/parallel_for.h"
 #include "entity/entity_manager.h"
 #include "iteration/command_buffer.h"
@@ -85,6 +86,9 @@ class ParallelCommands {
     }
     return total;
   }
+  // buffers: the buffers in page order (what Playback plays; for
+  // ComponentEvents::Playback).
+  absl::Span<CommandBuffer> buffers() { return absl::MakeSpan(buffers_); }
   // Resolve: the entity a pending handle recorded in one of the buffers became in the
   // last playback (the invalid Entity if none); any other handle unchanged. O(buffers).
   Entity Resolve(Entity e) const {
