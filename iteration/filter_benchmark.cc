@@ -23,17 +23,33 @@
 //   EntityPages::Compact() outside the timing; ...CompactedEntity: the callback also
 //   takes each match's Entity.
 // BM_Pages/{AddRemove,AddRemoveBatch,CreateFromBundle,RandomGet,Compact,CompactReserved}/N.
+// BM_Pages/RandomGet{Compacted,NotCompacted}/N: RandomGet's reads (every entity's
+//   Position, in a shuffled order) on the Sparse10 world, compacted once outside the
+//   timing or never.
+// BM_Pages/CompactFresh/N: Compact on a Sparse10 store built per iteration, with the
+//   heap's freed memory handed back to the system before it is built, so its tables,
+//   the plan's buffers and any page the pass takes are memory the process must fault
+//   in, as after a level load (BM_Pages/Compact reuses what the last store freed).
+// BM_Pages/CreateFromBundleFresh/N: CreateFromBundle of N entities with Position and
+//   Velocity into a new store on returned memory, the same way (BM_Pages/
+//   CreateFromBundle reuses one store's pages).
 // BM_Floor/{Sparse10Flat,Exclude50Flat,RandomGetFlat,AddRemoveFlat}/N: the same
 //   work on flat arrays with the matches known in advance: a lower bound (see there).
 // BM_Floor/{Sparse10,Exclude50}Packed/N: the query's work on plain arrays holding only
 //   the matches, the floor of the compacted queries.
 // BM_Floor/CompactFlat/N: Compact's Sparse10 swaps on plain arrays by slot, found by
 //   two cursors over a presence bitmap: the floor of BM_Pages/Compact.
+// BM_Floor/CreateFlat/N: CreateFromBundle's values and generations written by entity
+//   index into pre-faulted plain arrays: the floor of the CreateFromBundle rows.
+// The rows the store's goals name (random get, creation, compaction and their floors)
+// are also registered at N = 10M.
 // The BM_Floor cases are in filter_benchmark_floors.cc; this file registers them all.
 //
 // Counters are ns per slot / match / entity / pair / access / move, computed from the
 // measured time.
 #include "iteration/filter_benchmark.h"
+
+#include <malloc.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -189,6 +205,12 @@ void BM_Filter(benchmark::State& state, Scheme scheme, int density, int includes
 // ---------------------------------------------------------------------------------
 // Page store cases, on testing::MovingWorld
 
+// ReturnFreedMemory: hands the memory the heap holds freed back to the system
+// (malloc_trim), so that a store built next faults its pages in as in a process that
+// never had one. Without it glibc serves the next store's tables from the last one's
+// (its mmap threshold rises past them once they are freed), already faulted in.
+void ReturnFreedMemory() { malloc_trim(0); }
+
 void BM_IteratePageMasksSimd(benchmark::State& state, size_t n) {
   MovingWorld world(n);
   ComponentBundle bundle;
@@ -289,10 +311,14 @@ void BM_QueryExclude50CompactedEntity(benchmark::State& state, size_t n) {
 // BM_Pages/CompactReserved/N: the same, the store having called
 // ReserveForCompaction() at setup (outside the timing), so the first Compact finds
 // its slot table's memory already there instead of paying the kernel for it.
-void BM_PagesCompactWith(benchmark::State& state, size_t n, bool reserved) {
+// BM_Pages/CompactFresh/N: the same with ReturnFreedMemory() before each store is
+// built (see there).
+void BM_PagesCompactWith(benchmark::State& state, size_t n, bool reserved,
+                         bool fresh = false) {
   size_t moved = 0;
   for (auto _ : state) {
     state.PauseTiming();
+    if (fresh) ReturnFreedMemory();
     auto world = std::make_unique<MovingWorld>(n);
     FillQueryWorld(*world, /*exclude50=*/false);
     if (reserved && !world->pages.ReserveForCompaction().ok()) {
@@ -315,6 +341,9 @@ void BM_PagesCompact(benchmark::State& state, size_t n) {
 }
 void BM_PagesCompactReserved(benchmark::State& state, size_t n) {
   BM_PagesCompactWith(state, n, /*reserved=*/true);
+}
+void BM_PagesCompactFresh(benchmark::State& state, size_t n) {
+  BM_PagesCompactWith(state, n, /*reserved=*/false, /*fresh=*/true);
 }
 
 void BM_PagesAddRemove(benchmark::State& state, size_t n) {
@@ -368,6 +397,33 @@ void BM_PagesCreateFromBundle(benchmark::State& state, size_t n) {
   state.counters["ns_per_entity"] = NsPer(static_cast<double>(n));
 }
 
+// BM_Pages/CreateFromBundleFresh/N: CreateFromBundle's work on a new store whose memory
+// the process has to fault in (ReturnFreedMemory before it is built): the first
+// creation of a level, page faults and table growth included. The manager's entities
+// are created outside the timing, as in CreateFromBundle.
+void BM_PagesCreateFromBundleFresh(benchmark::State& state, size_t n) {
+  ComponentBundle bundle;
+  std::unique_ptr<MovingWorld> world;
+  for (auto _ : state) {
+    state.PauseTiming();
+    world.reset();
+    ReturnFreedMemory();
+    world = std::make_unique<MovingWorld>(n);
+    bundle = ComponentBundle();
+    bundle.Set(world->pos, Position{1, 2, 3}).Set(world->vel, Velocity{4, 5, 6});
+    state.ResumeTiming();
+    if (!world->pages.CreateFromBundle(world->entities, bundle).ok()) {
+      state.SkipWithError("create failed");
+      break;
+    }
+  }
+  if (world != nullptr && world->pages.num_entities() != n) {
+    state.SkipWithError("wrong entity count");
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_entity"] = NsPer(static_cast<double>(n));
+}
+
 void BM_PagesRandomGet(benchmark::State& state, size_t n) {
   MovingWorld world(n);
   ComponentBundle bundle;
@@ -384,6 +440,37 @@ void BM_PagesRandomGet(benchmark::State& state, size_t n) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
   state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+}
+
+// BM_Pages/RandomGet{Compacted,NotCompacted}/N: the random reads of RandomGet on the
+// Sparse10 world (every entity has Position, a random 10% Velocity), after one
+// Compact() outside the timing (slots found through the slot table) or never (slot =
+// index): what a game that compacts every frame reads through handles, and the same
+// store before. Every entity's Position is read, in the shuffled order.
+void BM_PagesRandomGetSparse10(benchmark::State& state, size_t n, bool compacted) {
+  MovingWorld world(n);
+  FillQueryWorld(world, /*exclude50=*/false);
+  if (compacted && (world.pages.Compact() == 0 || !world.pages.compacted())) {
+    state.SkipWithError("the compaction moved nothing");
+    return;
+  }
+  const std::vector<Entity> shuffled = Shuffled(world.entities);
+  for (auto _ : state) {
+    float sum = 0;
+    for (Entity e : shuffled) {
+      const Position* p = world.pages.TryGet(e, world.pos);
+      sum += p->x;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+}
+void BM_PagesRandomGetCompacted(benchmark::State& state, size_t n) {
+  BM_PagesRandomGetSparse10(state, n, /*compacted=*/true);
+}
+void BM_PagesRandomGetNotCompacted(benchmark::State& state, size_t n) {
+  BM_PagesRandomGetSparse10(state, n, /*compacted=*/false);
 }
 
 void RegisterAll() {
@@ -405,7 +492,7 @@ void RegisterAll() {
       }
     }
   }
-  for (int n : {10000, 100000, 1000000}) {
+  for (int n : {10000, 100000, 1000000, 10000000}) {
     const std::string suffix = "/" + std::to_string(n);
     auto reg = [&](const char* base, void (*fn)(benchmark::State&, size_t)) {
       benchmark::RegisterBenchmark((std::string(base) + suffix).c_str(),
@@ -414,6 +501,21 @@ void RegisterAll() {
                                    })
           ->Unit(benchmark::kMicrosecond);
     };
+    if (n == 10000000) {
+      // 10M: only the rows of the store's goals, each with its floor (a few GiB at
+      // most: one world at a time, about 0.6 GiB).
+      reg("BM_Pages/RandomGet", BM_PagesRandomGet);
+      reg("BM_Pages/RandomGetCompacted", BM_PagesRandomGetCompacted);
+      reg("BM_Pages/RandomGetNotCompacted", BM_PagesRandomGetNotCompacted);
+      reg("BM_Pages/Compact", BM_PagesCompact);
+      reg("BM_Pages/CompactFresh", BM_PagesCompactFresh);
+      reg("BM_Pages/CreateFromBundle", BM_PagesCreateFromBundle);
+      reg("BM_Pages/CreateFromBundleFresh", BM_PagesCreateFromBundleFresh);
+      reg("BM_Floor/RandomGetFlat", BM_FloorRandomGet);
+      reg("BM_Floor/CompactFlat", BM_FloorCompactFlat);
+      reg("BM_Floor/CreateFlat", BM_FloorCreateFlat);
+      continue;
+    }
     reg("BM_Iterate/PageMasksSimd", BM_IteratePageMasksSimd);
     reg("BM_Iterate/DenseArrays", BM_IterateDenseArrays);
     reg("BM_Query/Sparse10", BM_QuerySparse10);
@@ -424,10 +526,14 @@ void RegisterAll() {
     reg("BM_Query/Exclude50CompactedEntity", BM_QueryExclude50CompactedEntity);
     reg("BM_Pages/Compact", BM_PagesCompact);
     reg("BM_Pages/CompactReserved", BM_PagesCompactReserved);
+    reg("BM_Pages/CompactFresh", BM_PagesCompactFresh);
     reg("BM_Pages/AddRemove", BM_PagesAddRemove);
     reg("BM_Pages/AddRemoveBatch", BM_PagesAddRemoveBatch);
     reg("BM_Pages/CreateFromBundle", BM_PagesCreateFromBundle);
+    reg("BM_Pages/CreateFromBundleFresh", BM_PagesCreateFromBundleFresh);
     reg("BM_Pages/RandomGet", BM_PagesRandomGet);
+    reg("BM_Pages/RandomGetCompacted", BM_PagesRandomGetCompacted);
+    reg("BM_Pages/RandomGetNotCompacted", BM_PagesRandomGetNotCompacted);
     reg("BM_Floor/Sparse10Flat", BM_FloorSparse10);
     reg("BM_Floor/Exclude50Flat", BM_FloorExclude50);
     reg("BM_Floor/Sparse10Packed", BM_FloorSparse10Packed);
@@ -435,6 +541,7 @@ void RegisterAll() {
     reg("BM_Floor/RandomGetFlat", BM_FloorRandomGet);
     reg("BM_Floor/AddRemoveFlat", BM_FloorAddRemove);
     reg("BM_Floor/CompactFlat", BM_FloorCompactFlat);
+    reg("BM_Floor/CreateFlat", BM_FloorCreateFlat);
   }
 }
 

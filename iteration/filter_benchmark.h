@@ -80,6 +80,7 @@ void BM_FloorExclude50Packed(benchmark::State& state, size_t n);
 void BM_FloorRandomGet(benchmark::State& state, size_t n);
 void BM_FloorAddRemove(benchmark::State& state, size_t n);
 void BM_FloorCompactFlat(benchmark::State& state, size_t n);
+void BM_FloorCreateFlat(benchmark::State& state, size_t n);
 
 }  // namespace strata::filter_benchmark
 
