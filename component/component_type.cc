@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -129,7 +130,14 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
     if (f.name.empty()) return error(f, "empty field name");
     if (f.name == "type" || f.name == "name") return error(f, "\"type\" and \"name\" are the component's own keys");
     if (f.name.find_first_of(":;") != std::string::npos) return error(f, "field names may not contain ':' or ';'");
-    const size_t size = FieldMemorySize(f.type);
+    if (f.type == FieldType::kEnum) {
+      absl::Status values = CheckEnumValues(f);
+      if (!values.ok()) {
+        // Its message begins with the quoted field name.
+        return absl::InvalidArgumentError(absl::StrCat("component type \"", type_name, "\": field ", values.message()));
+      }
+    }
+    const size_t size = FieldMemorySize(f);
     if (f.offset + size > struct_size) {
       return error(f, absl::StrCat(FieldTypeName(f.type), " needs ", size, " bytes at offset ",
                                    f.offset, ", but the struct has ", struct_size));
@@ -144,7 +152,7 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
     for (size_t j = 0; j < i; ++j) {
       const FieldInfo& g = fields[j];
       if (g.name == f.name) return error(f, "declared twice");
-      const size_t g_size = FieldMemorySize(g.type);
+      const size_t g_size = FieldMemorySize(g);
       if (f.offset < g.offset + g_size && g.offset < f.offset + size) {
         return error(f, absl::StrCat("overlaps field \"", g.name, "\""));
       }
@@ -159,7 +167,7 @@ absl::Status CheckEveryByteDeclared(absl::string_view type_name, absl::Span<cons
   std::vector<uint8_t> covered(struct_size, 0);
   // CheckDeclaredFields has kept every field inside the struct.
   for (const FieldInfo& f : fields) {
-    std::fill_n(covered.begin() + f.offset, FieldMemorySize(f.type), 1);
+    std::fill_n(covered.begin() + f.offset, FieldMemorySize(f), 1);
   }
   for (const ByteRange& t : transients) {
     if (t.offset > struct_size || t.size > struct_size - t.offset) {
@@ -194,11 +202,16 @@ absl::Status CheckEveryByteDeclared(absl::string_view type_name, absl::Span<cons
 absl::Status CheckDefaultsInRange(absl::string_view type_name, absl::Span<const FieldInfo> fields,
                                   absl::Span<const std::byte> defaults) {
   for (const FieldInfo& f : fields) {
+    // The default as the field's blob bytes (native order).
+    std::vector<std::byte> bytes(FieldBlobSize(f));
+    EncodeField(f, defaults.data(), [](Entity) { return kNoEntityRef; }, bytes.data());
+    if (f.type == FieldType::kEnum && !PassesValueChecks(f, bytes.data())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "component type \"", type_name, "\": field \"", UserText(f.name), "\": the default ",
+          ExportFieldValue(f, bytes.data(), {}).dump(), " is none of its named values"));
+    }
     if (!f.min && !f.max) continue;
     if (!IsNumeric(f.type)) continue;  // CheckDeclaredFields refuses a range on others
-    // The default as the field's blob bytes (native order), read as a number.
-    std::vector<std::byte> bytes(FieldBlobSize(f.type));
-    EncodeField(f, defaults.data(), [](Entity) { return kNoEntityRef; }, bytes.data());
     const double value = NumericValue(f, bytes.data());
     // NaN compares false both ways: refused as outside.
     if (!(value >= f.min.value_or(value)) || !(value <= f.max.value_or(value))) {
@@ -216,8 +229,8 @@ absl::Status CheckDefaultsInRange(absl::string_view type_name, absl::Span<const 
 std::string LayoutText(absl::Span<const FieldInfo> fields) {
   std::string text;
   for (const FieldInfo& f : fields) {
-    absl::StrAppend(&text, text.empty() ? "" : ";", f.name, ":", FieldTypeName(f.type), ":",
-                    FieldBlobSize(f.type));
+    absl::StrAppend(&text, text.empty() ? "" : ";", f.name, ":", FieldLayoutType(f), ":",
+                    FieldBlobSize(f));
   }
   return text;
 }
@@ -263,7 +276,7 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSp
       plan.blob_offset.push_back(f.blob_offset);
       plan.identity = plan.identity && f.offset == expected && f.type != FieldType::kBool &&
                       f.type != FieldType::kEntity;
-      expected += FieldBlobSize(f.type);
+      expected += FieldBlobSize(f);
     }
     plan.identity = plan.identity && expected == type.cpp_size();
     return plan;
@@ -296,27 +309,48 @@ absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSp
                                             blob_size, " bytes, stride ", batch.instance_stride));
   }
   // The first blob field the declaration cannot take, in blob order.
+  absl::flat_hash_map<absl::string_view, size_t> declared_by_name;
+  for (size_t f = 0; f < fields.size(); ++f) declared_by_name[fields[f].name] = f;
+  std::vector<std::optional<FieldMigration>> migrations(fields.size());
   for (const BlobField& b : blob_fields) {
-    const FieldInfo* declared = nullptr;
-    for (const FieldInfo& f : fields) {
-      if (f.name == b.name) declared = &f;
-    }
-    if (declared == nullptr) {
+    auto declared = declared_by_name.find(b.name);
+    if (declared == declared_by_name.end()) {
       return mismatch(absl::StrCat("field \"", b.name, "\" (", b.type,
                                    ") is not declared; spawning would lose it"));
     }
-    if (FieldTypeName(declared->type) != b.type || FieldBlobSize(declared->type) != b.size) {
-      return mismatch(absl::StrCat("field \"", b.name, "\" is ", b.type, " (", b.size,
-                                   " bytes) in the blob, ", FieldTypeName(declared->type), " (",
-                                   FieldBlobSize(declared->type), " bytes) in the declaration"));
-    }
+    absl::StatusOr<FieldMigration> migration = PlanFieldMigration(fields[declared->second], b.type, b.size);
+    if (!migration.ok()) return mismatch(migration.status().message());
+    migrations[declared->second] = *std::move(migration);
   }
-  for (const FieldInfo& f : fields) {
-    auto it = by_name.find(f.name);
+  if (batch.data.size() < uint64_t{batch.num_instances} * batch.instance_stride) {
+    return absl::DataLossError(absl::StrCat("component type \"", type.name(), "\": ", batch.num_instances,
+                                            " instances of ", batch.instance_stride, " bytes in ",
+                                            batch.data.size()));
+  }
+  for (size_t f = 0; f < fields.size(); ++f) {
+    auto it = by_name.find(fields[f].name);
     plan.blob_offset.push_back(it == by_name.end() ? -1 : int64_t{it->second->offset});
+    plan.migrations.push_back(migrations[f] ? *std::move(migrations[f]) : FieldMigration{});
+    // A value whose name the declaration lost would be read as no value: refused
+    // before any instance is made.
+    if (plan.blob_offset[f] < 0 || plan.migrations[f].lost.empty()) continue;
+    for (uint32_t i = 0; i < batch.num_instances; ++i) {
+      const std::byte* bytes = batch.data.data() + size_t{i} * batch.instance_stride + plan.blob_offset[f];
+      if (const EnumValue* lost = FindLostValue(fields[f], plan.migrations[f], bytes)) {
+        return mismatch(absl::StrCat("field \"", fields[f].name, "\": instance ", i, " holds \"", UserText(lost->name),
+                                     "\", a value the declaration no longer has"));
+      }
+    }
   }
   return plan;
 }
+
+namespace {
+// BlobSizeIn: bytes of field f in the plan's blob.
+uint32_t BlobSizeIn(const SpawnPlan& plan, absl::Span<const FieldInfo> fields, size_t f) {
+  return plan.migrations.empty() ? FieldBlobSize(fields[f]) : plan.migrations[f].blob_size;
+}
+}  // namespace
 
 absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
                              const ComponentSpawnBatch& batch, std::vector<std::byte>* out) {
@@ -324,7 +358,8 @@ absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
   const absl::Span<const FieldInfo> fields = type.fields();
   // Once per batch, not per instance: the plan and the batch must be of this type, so
   // every read below stays inside batch.data.
-  STRATA_CHECK(plan.blob_offset.size() == fields.size(),
+  STRATA_CHECK(plan.blob_offset.size() == fields.size() &&
+                   (plan.migrations.empty() || plan.migrations.size() == fields.size()),
                "DecodeInstances: the plan was made for another type");
   STRATA_CHECK(batch.data.size() >= uint64_t{batch.num_instances} * batch.instance_stride,
                "DecodeInstances: the batch has less data than num_instances * instance_stride");
@@ -335,7 +370,7 @@ absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
   } else {
     for (size_t f = 0; f < fields.size(); ++f) {
       STRATA_CHECK(plan.blob_offset[f] < 0 ||
-                       uint64_t(plan.blob_offset[f]) + FieldBlobSize(fields[f].type) <=
+                       uint64_t(plan.blob_offset[f]) + BlobSizeIn(plan, fields, f) <=
                            batch.instance_stride,
                    "DecodeInstances: a field of the plan lies outside the batch's instances");
     }
@@ -351,7 +386,9 @@ absl::Status DecodeInstances(const ComponentType& type, const SpawnPlan& plan,
     std::memcpy(object, type.defaults().data(), size);
     for (size_t f = 0; f < fields.size(); ++f) {
       if (plan.blob_offset[f] < 0) continue;
-      absl::Status status = DecodeField(fields[f], instance + plan.blob_offset[f], batch.entities, object);
+      absl::Status status =
+          DecodeField(fields[f], instance + plan.blob_offset[f], batch.entities, object,
+                      plan.migrations.empty() ? nullptr : &plan.migrations[f]);
       if (!status.ok()) {
         return absl::Status(status.code(), absl::StrCat("instance ", i, ": ", status.message()));
       }

@@ -278,12 +278,17 @@ struct SpawnPlan {
   // For each declared field, its offset in the blob instance, or -1: not in the blob
   // (filled with its default: a field added since the blob was written).
   std::vector<int64_t> blob_offset;
+  // For each declared field, how its blob bytes are read (PlanFieldMigration); empty:
+  // every field as declared.
+  std::vector<FieldMigration> migrations;
 };
 
 // PlanSpawn: compares the batch's declared layout with `type`'s. FailedPrecondition,
 // naming the type and the first differing field, when the blob's fields cannot be
 // read as this declaration: a field of another type, a field the declaration lacks
-// (its data would be lost), no declared layout at all, or a stride that disagrees.
+// (its data would be lost), an enum value the declaration no longer names held by an
+// instance (naming it), no declared layout at all, or a stride that disagrees. An
+// enum whose values were added or renumbered is read by name.
 absl::StatusOr<SpawnPlan> PlanSpawn(const ComponentType& type, const ComponentSpawnBatch& batch);
 
 // DecodeInstances: the batch's instances as `type` structs, one after another in

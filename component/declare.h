@@ -19,9 +19,10 @@
 //
 // The struct's default member values are the fields' defaults. Field types follow the
 // member types (component/field.h: float, double, the 8- to 64-bit integers, bool,
-// Vector3, Vector4, Quaternion, IdString32, Entity; Color() marks a Vector4 as a color). RawField
-// declares a field by offset, for structs described at run time; Build checks that it
-// fits the struct and overlaps no other field.
+// Vector3, Vector4, Quaternion, IdString32, Entity; Color() marks a Vector4 as a color;
+// Enum declares an enum member with its named values). RawField declares a field by
+// offset, for structs described at run time; Build checks that it fits the struct and
+// overlaps no other field.
 //
 // Every byte accounted for: Build refuses a declaration that leaves a byte of the
 // struct's value (anything but padding) to no field, naming the byte range, since an
@@ -42,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <string>
@@ -248,17 +250,57 @@ class ComponentDeclaration {
   // Field: a field for `member`; its type follows the member's C++ type.
   template <typename M>
   ComponentDeclaration& Field(std::string name, M T::*member) {
+    static_assert(!std::is_enum_v<M>, "declare an enum member with Enum(name, member, its named values)");
     constexpr std::optional<FieldType> kType = FieldTypeFor<M>();
     static_assert(kType.has_value(), "no field type for this member type (see component/field.h)");
     return AddField(std::move(name), *kType, OffsetOf(member));
+  }
+  // Enum: an enum member, written by name in level JSON, properties, inspect and
+  // export: .Enum("faction", &Unit::faction, {{"neutral", Faction::kNeutral}, ...}).
+  // Its integer type is the enum's underlying type (8 to 64 bits). Build refuses a
+  // name that is not an identifier, a name or value given twice, and a default (the
+  // struct's) that is none of the values. Blobs hold the integer; a blob written
+  // before values were added or renumbered loads by name, and one holding a value
+  // whose name was removed is refused naming it.
+  template <typename E>
+  ComponentDeclaration& Enum(std::string name, E T::*member,
+                             std::initializer_list<std::pair<std::string, std::type_identity_t<E>>> values) {
+    static_assert(std::is_enum_v<E>, "Enum declares an enum member");
+    using Underlying = std::underlying_type_t<E>;
+    constexpr std::optional<FieldType> kInteger = FieldTypeFor<Underlying>();
+    static_assert(kInteger.has_value() && kInteger != FieldType::kF32 && kInteger != FieldType::kF64,
+                  "an enum's underlying type is one of int8_t .. uint64_t");
+    auto named = std::make_shared<std::vector<EnumValue>>();
+    for (const auto& [value_name, value] : values) {
+      // Sign-extended for signed types (EnumValue::value).
+      const Underlying integer = static_cast<Underlying>(value);
+      const uint64_t bits = std::is_signed_v<Underlying> ? static_cast<uint64_t>(static_cast<int64_t>(integer))
+                                                         : static_cast<uint64_t>(integer);
+      named->push_back(EnumValue{value_name, bits});
+    }
+    AddField(std::move(name), FieldType::kEnum, OffsetOf(member));
+    return Last([&](FieldInfo& f) {
+      f.integer = *kInteger;
+      f.enum_values = std::move(named);
+    });
   }
   // Color: a Vector4 member as an RGBA color.
   ComponentDeclaration& Color(std::string name, Vector4 T::*member) {
     return AddField(std::move(name), FieldType::kColor, OffsetOf(member));
   }
-  // RawField: a field of `type` at byte `offset` of T (checked by Build).
+  // RawField: a field of `type` at byte `offset` of T (checked by Build; an enum
+  // needs its values: RawEnum).
   ComponentDeclaration& RawField(std::string name, FieldType type, size_t offset) {
     return AddField(std::move(name), type, offset);
+  }
+  // RawEnum: an enum field held in `integer` (int8_t .. uint64_t) at byte `offset`.
+  ComponentDeclaration& RawEnum(std::string name, FieldType integer, size_t offset,
+                                std::vector<EnumValue> values) {
+    AddField(std::move(name), FieldType::kEnum, offset);
+    return Last([&](FieldInfo& f) {
+      f.integer = integer;
+      f.enum_values = std::make_shared<const std::vector<EnumValue>>(std::move(values));
+    });
   }
   // Transient: `member` is not a field: spawned with its default, never saved,
   // compiled or exported. Every member of T is a field or transient (Build checks).
@@ -339,7 +381,7 @@ class ComponentDeclaration {
       f.blob_offset = blob_offset;
       identity = identity && f.offset == blob_offset && f.type != FieldType::kBool &&
                  f.type != FieldType::kEntity;
-      blob_offset += FieldBlobSize(f.type);
+      blob_offset += FieldBlobSize(f);
     }
     type.identity_layout_ = identity && blob_offset == sizeof(T);
     type.cpp_type_ = TypeTag<T>();

@@ -5,8 +5,13 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "base/user_text.h"
 #include "nlohmann/json.hpp"
@@ -91,6 +96,63 @@ uint64_t LoadUnsigned(FieldType type, const std::byte* p) {
       return LoadAs<uint64_t>(p);
   }
 }
+// IntegerBits: an integer's value in native bytes of `type`'s size, sign-extended for
+// signed types (the convention of EnumValue::value and ToInteger).
+uint64_t IntegerBits(FieldType type, const std::byte* p) {
+  return IsSignedInteger(type) ? static_cast<uint64_t>(LoadSigned(type, p)) : LoadUnsigned(type, p);
+}
+// StoreIntegerBits: `bits` truncated to `type`'s size, in native bytes.
+void StoreIntegerBits(FieldType type, uint64_t bits, std::byte* p) {
+  switch (FieldBlobSize(type)) {
+    case 1: {
+      const uint8_t v = static_cast<uint8_t>(bits);
+      std::memcpy(p, &v, 1);
+      return;
+    }
+    case 2: {
+      const uint16_t v = static_cast<uint16_t>(bits);
+      std::memcpy(p, &v, 2);
+      return;
+    }
+    case 4: {
+      const uint32_t v = static_cast<uint32_t>(bits);
+      std::memcpy(p, &v, 4);
+      return;
+    }
+    default:
+      std::memcpy(p, &bits, 8);
+  }
+}
+// IntegerTypeOf: the integer type whose bounds and width an integer or enum field has.
+FieldType IntegerTypeOf(const FieldInfo& field) {
+  return field.type == FieldType::kEnum ? field.integer : field.type;
+}
+// IntegerText: the decimal text of an integer's bits.
+std::string IntegerText(FieldType type, uint64_t bits) {
+  return IsSignedInteger(type) ? absl::StrCat(static_cast<int64_t>(bits)) : absl::StrCat(bits);
+}
+
+// EnumNameOf / EnumValueOf: an enum field's name of `value` (nullptr: it has none) and
+// value of `name`.
+const std::string* EnumNameOf(const FieldInfo& field, uint64_t value) {
+  for (const EnumValue& v : *field.enum_values) {
+    if (v.value == value) return &v.name;
+  }
+  return nullptr;
+}
+std::optional<uint64_t> EnumValueOf(const FieldInfo& field, absl::string_view name) {
+  for (const EnumValue& v : *field.enum_values) {
+    if (v.name == name) return v.value;
+  }
+  return std::nullopt;
+}
+// EnumNames: "neutral, red, blue", for messages.
+std::string EnumNames(const FieldInfo& field) {
+  std::string names;
+  for (const EnumValue& v : *field.enum_values) absl::StrAppend(&names, names.empty() ? "" : ", ", v.name);
+  return names;
+}
+
 // The value of a numeric field as a double (range checks; NaN stays NaN).
 double NumericValue(FieldType type, const std::byte* p) {
   if (type == FieldType::kF32) return LoadF(p);
@@ -162,10 +224,11 @@ absl::Status ToFloat(const FieldInfo& field, const json& value, absl::string_vie
 // is not) within the type's bounds. Signed types give *out as int64, unsigned ones as
 // its uint64 bits (exact to 2^64 - 1).
 absl::Status ToInteger(const FieldInfo& field, const json& value, uint64_t* out) {
-  const IntegerBounds bounds = BoundsOf(field.type);
-  const bool is_signed = IsSignedInteger(field.type);
+  const FieldType type = IntegerTypeOf(field);
+  const IntegerBounds bounds = BoundsOf(type);
+  const bool is_signed = IsSignedInteger(type);
   auto does_not_fit = [&](auto v) {
-    return Error(field, absl::StrCat(v, " does not fit ", FieldTypeName(field.type)));
+    return Error(field, absl::StrCat(v, " does not fit ", FieldTypeName(type)));
   };
   if (value.is_number_unsigned()) {
     const uint64_t u = value.get<uint64_t>();
@@ -184,7 +247,7 @@ absl::Status ToInteger(const FieldInfo& field, const json& value, uint64_t* out)
     // hi + 1 is a power of two, exact as a double: d < it keeps the cast defined.
     const double above = std::ldexp(1.0, bounds.hi == UINT64_MAX ? 64 : 64 - __builtin_clzll(bounds.hi));
     if (!(d >= static_cast<double>(bounds.lo) && d < above)) {
-      return Error(field, absl::StrFormat("%g does not fit %s", d, FieldTypeName(field.type)));
+      return Error(field, absl::StrFormat("%g does not fit %s", d, FieldTypeName(type)));
     }
     if (d != std::trunc(d)) return Error(field, absl::StrFormat("%g is not an integer", d));
     *out = is_signed ? static_cast<uint64_t>(static_cast<int64_t>(d)) : static_cast<uint64_t>(d);
@@ -332,6 +395,10 @@ bool IsNumeric(FieldType type) {
   }
 }
 
+bool IsInteger(FieldType type) {
+  return IsNumeric(type) && type != FieldType::kF32 && type != FieldType::kF64;
+}
+
 absl::string_view FieldTypeName(FieldType type) {
   switch (type) {
     case FieldType::kF32:
@@ -368,6 +435,8 @@ absl::string_view FieldTypeName(FieldType type) {
       return "i16";
     case FieldType::kU16:
       return "u16";
+    case FieldType::kEnum:
+      return "enum";
   }
   return "unknown";
 }
@@ -384,6 +453,8 @@ uint32_t FieldBlobSize(FieldType type) {
     case FieldType::kI16:
     case FieldType::kU16:
       return 2;
+    case FieldType::kEnum:
+      return 0;  // its integer's
     default:
       break;
   }
@@ -401,6 +472,154 @@ uint32_t FieldMemorySize(FieldType type) {
       return FieldBlobSize(type);
   }
 }
+
+uint32_t FieldBlobSize(const FieldInfo& field) {
+  return field.type == FieldType::kEnum ? FieldBlobSize(field.integer) : FieldBlobSize(field.type);
+}
+
+uint32_t FieldMemorySize(const FieldInfo& field) {
+  return field.type == FieldType::kEnum ? FieldMemorySize(field.integer) : FieldMemorySize(field.type);
+}
+
+std::string FieldLayoutType(const FieldInfo& field) {
+  if (field.type != FieldType::kEnum) return std::string(FieldTypeName(field.type));
+  std::string text = absl::StrCat("enum.", FieldTypeName(field.integer), "{");
+  const char* separator = "";
+  for (const EnumValue& v : *field.enum_values) {
+    absl::StrAppend(&text, separator, v.name, "=", IntegerText(field.integer, v.value));
+    separator = ",";
+  }
+  return absl::StrCat(text, "}");
+}
+
+namespace {
+// IsEnumName: a letter or '_', then letters, digits, '_' or '-' (nothing a layout
+// description or a property's integer text uses).
+bool IsEnumName(absl::string_view name) {
+  if (name.empty() || !(absl::ascii_isalpha(name[0]) || name[0] == '_')) return false;
+  for (char c : name) {
+    if (!(absl::ascii_isalnum(c) || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
+// ParseEnumLayout: the integer type and values of an enum's layout type
+// ("enum.u8{neutral=0,red=1}"); false if it is not one.
+bool ParseEnumLayout(absl::string_view text, FieldType* integer, std::vector<EnumValue>* values) {
+  if (!absl::ConsumePrefix(&text, "enum.") || !absl::ConsumeSuffix(&text, "}")) return false;
+  const size_t brace = text.find('{');
+  if (brace == absl::string_view::npos) return false;
+  const absl::string_view type_name = text.substr(0, brace);
+  bool found = false;
+  for (FieldType t : {FieldType::kI8, FieldType::kU8, FieldType::kI16, FieldType::kU16, FieldType::kI32,
+                      FieldType::kU32, FieldType::kI64, FieldType::kU64}) {
+    if (FieldTypeName(t) == type_name) {
+      *integer = t;
+      found = true;
+    }
+  }
+  if (!found) return false;
+  for (absl::string_view entry : absl::StrSplit(text.substr(brace + 1), ',', absl::SkipEmpty())) {
+    const size_t equals = entry.find('=');
+    if (equals == absl::string_view::npos) return false;
+    EnumValue v;
+    v.name = std::string(entry.substr(0, equals));
+    const absl::string_view number = entry.substr(equals + 1);
+    if (IsSignedInteger(*integer)) {
+      int64_t i;
+      if (!absl::SimpleAtoi(number, &i)) return false;
+      v.value = static_cast<uint64_t>(i);
+    } else if (!absl::SimpleAtoi(number, &v.value)) {
+      return false;
+    }
+    values->push_back(std::move(v));
+  }
+  return true;
+}
+}  // namespace
+
+absl::Status CheckEnumValues(const FieldInfo& field) {
+  if (field.enum_values == nullptr || field.enum_values->empty()) return Error(field, "an enum needs named values");
+  if (!IsInteger(field.integer)) {
+    return Error(field, absl::StrCat("an enum is held in an integer type, not ", FieldTypeName(field.integer)));
+  }
+  const std::vector<EnumValue>& values = *field.enum_values;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!IsEnumName(values[i].name)) {
+      return Error(field, absl::StrCat("the value name \"", UserText(values[i].name),
+                                       "\" is not a letter or '_' followed by letters, digits, '_' or '-'"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (values[j].name == values[i].name) {
+        return Error(field, absl::StrCat("the value name \"", values[i].name, "\" is given twice"));
+      }
+      if (values[j].value == values[i].value) {
+        return Error(field, absl::StrCat("\"", values[j].name, "\" and \"", values[i].name, "\" have the same value ",
+                                         IntegerText(field.integer, values[i].value)));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FieldMigration> PlanFieldMigration(const FieldInfo& field, absl::string_view blob_type,
+                                                  uint32_t blob_size) {
+  FieldMigration migration;
+  migration.blob_size = blob_size;
+  const std::string declared_type = FieldLayoutType(field);
+  const uint32_t declared_size = FieldBlobSize(field);
+  if (declared_type == blob_type && declared_size == blob_size) return migration;
+  auto differs = [&] {
+    return absl::FailedPreconditionError(absl::StrCat("field \"", field.name, "\" is ", UserText(blob_type, 256), " (", blob_size,
+                                                      " bytes) in the blob, ", declared_type, " (", declared_size,
+                                                      " bytes) in the declaration"));
+  };
+  FieldType blob_integer = FieldType::kI32;
+  std::vector<EnumValue> blob_values;
+  if (field.type != FieldType::kEnum || !ParseEnumLayout(blob_type, &blob_integer, &blob_values) ||
+      blob_integer != field.integer || blob_size != declared_size) {
+    return differs();
+  }
+  // The same integer type: read by name.
+  for (const EnumValue& old : blob_values) {
+    const std::optional<uint64_t> now = EnumValueOf(field, old.name);
+    if (!now) {
+      migration.lost.push_back(old);
+    } else if (*now != old.value) {
+      migration.renumber.emplace_back(old.value, *now);
+    }
+  }
+  return migration;
+}
+
+const EnumValue* FindLostValue(const FieldInfo& field, const FieldMigration& migration,
+                               const std::byte* blob_bytes) {
+  if (migration.lost.empty()) return nullptr;
+  const uint64_t v = IntegerBits(field.integer, blob_bytes);
+  for (const EnumValue& lost : migration.lost) {
+    if (lost.value == v) return &lost;
+  }
+  return nullptr;
+}
+
+namespace {
+// WriteInteger: `bits` truncated to the integer `type`'s width, in the writer's order.
+void WriteInteger(FieldType type, uint64_t bits, ComponentDataWriter& out) {
+  switch (FieldBlobSize(type)) {
+    case 1:
+      out.WriteU8(static_cast<uint8_t>(bits));
+      break;
+    case 2:
+      out.WriteU16(static_cast<uint16_t>(bits));
+      break;
+    case 4:
+      out.WriteU32(static_cast<uint32_t>(bits));
+      break;
+    default:
+      out.WriteU64(bits);
+  }
+}
+}  // namespace
 
 absl::Status CompileField(const FieldInfo& field, const json* value, const std::byte* defaults,
                           ComponentDataWriter& out) {
@@ -469,19 +688,29 @@ absl::Status CompileField(const FieldInfo& field, const json* value, const std::
         STRATA_RETURN_IF_ERROR(CheckRange(field, is_signed ? static_cast<double>(static_cast<int64_t>(v))
                                                            : static_cast<double>(v)));
       }
-      switch (FieldBlobSize(field.type)) {
-        case 1:
-          out.WriteU8(static_cast<uint8_t>(v));
-          break;
-        case 2:
-          out.WriteU16(static_cast<uint16_t>(v));
-          break;
-        case 4:
-          out.WriteU32(static_cast<uint32_t>(v));
-          break;
-        default:
-          out.WriteU64(v);
+      WriteInteger(field.type, v, out);
+      return absl::OkStatus();
+    }
+    case FieldType::kEnum: {
+      uint64_t v = IntegerBits(field.integer, member);
+      if (value != nullptr) {
+        if (value->is_string()) {
+          const std::optional<uint64_t> named = EnumValueOf(field, value->get_ref<const std::string&>());
+          if (!named) {
+            return Error(field, absl::StrCat("\"", UserText(value->get_ref<const std::string&>()),
+                                             "\" is none of its values (", EnumNames(field), ")"));
+          }
+          v = *named;
+        } else if (!checked) {
+          STRATA_RETURN_IF_ERROR(ToInteger(field, *value, &v));
+        } else {
+          return Error(field, absl::StrCat("expected one of ", EnumNames(field), " (a string), got ",
+                                           value->type_name()));
+        }
+      } else if (checked && EnumNameOf(field, v) == nullptr) {
+        return Error(field, absl::StrCat("the default ", IntegerText(field.integer, v), " is none of its values"));
       }
+      WriteInteger(field.integer, v, out);
       return absl::OkStatus();
     }
     case FieldType::kBool: {
@@ -525,6 +754,8 @@ bool PassesValueChecks(const FieldInfo& field, const std::byte* blob_bytes) {
     case FieldType::kQuat:
       return !(LoadF(blob_bytes) == 0 && LoadF(blob_bytes + 4) == 0 && LoadF(blob_bytes + 8) == 0 &&
                LoadF(blob_bytes + 12) == 0);
+    case FieldType::kEnum:
+      return EnumNameOf(field, IntegerBits(field.integer, blob_bytes)) != nullptr;
     default:
       return true;
   }
@@ -551,9 +782,13 @@ json ExportFieldValue(const FieldInfo& field, const std::byte* blob_bytes, const
     return array;
   }
   if (field.type == FieldType::kF64) return DoubleToJson(LoadAs<double>(blob_bytes));
-  if (IsNumeric(field.type)) {
-    if (IsSignedInteger(field.type)) return LoadSigned(field.type, blob_bytes);
-    return LoadUnsigned(field.type, blob_bytes);
+  if (IsNumeric(field.type) || field.type == FieldType::kEnum) {
+    const FieldType type = IntegerTypeOf(field);
+    if (field.type == FieldType::kEnum) {
+      if (const std::string* name = EnumNameOf(field, IntegerBits(type, blob_bytes))) return *name;
+    }
+    if (IsSignedInteger(type)) return LoadSigned(type, blob_bytes);
+    return LoadUnsigned(type, blob_bytes);
   }
   const uint32_t v = Load32(blob_bytes);
   switch (field.type) {
@@ -570,9 +805,23 @@ json ExportFieldValue(const FieldInfo& field, const std::byte* blob_bytes, const
 }
 
 absl::Status DecodeField(const FieldInfo& field, const std::byte* blob_bytes,
-                         absl::Span<const Entity> entities, std::byte* object) {
+                         absl::Span<const Entity> entities, std::byte* object,
+                         const FieldMigration* migration) {
   std::byte* member = object + field.offset;
   switch (field.type) {
+    case FieldType::kEnum: {
+      uint64_t v = IntegerBits(field.integer, blob_bytes);
+      if (migration != nullptr) {
+        for (const auto& [from, to] : migration->renumber) {
+          if (v == from) {
+            v = to;
+            break;
+          }
+        }
+      }
+      StoreIntegerBits(field.integer, v, member);
+      return absl::OkStatus();
+    }
     case FieldType::kBool: {
       const uint32_t v = Load32(blob_bytes);
       if (v > 1) return absl::DataLossError(absl::StrCat("\"", field.name, "\": bool stored as ", v));
@@ -594,7 +843,7 @@ absl::Status DecodeField(const FieldInfo& field, const std::byte* blob_bytes,
       return absl::OkStatus();
     }
     default:
-      std::memcpy(member, blob_bytes, FieldBlobSize(field.type));
+      std::memcpy(member, blob_bytes, FieldBlobSize(field));
       return absl::OkStatus();
   }
 }
@@ -616,7 +865,7 @@ void EncodeField(const FieldInfo& field, const std::byte* object,
       return;
     }
     default:
-      std::memcpy(blob_bytes, member, FieldBlobSize(field.type));
+      std::memcpy(blob_bytes, member, FieldBlobSize(field));
   }
 }
 
@@ -674,6 +923,39 @@ PropertyDescriptor NarrowProperty(const FieldInfo& field, std::function<std::byt
       });
 }
 
+// EnumProperty: an enum member as a string property: its name, or the decimal integer
+// of a value without one; a set takes either (any value of the integer type, as a
+// system's write may store) and refuses other text naming the values.
+PropertyDescriptor EnumProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
+                                std::function<void(Instance)> after_set) {
+  auto get = [object_of, field](Instance i) -> std::string {
+    uint64_t v = 0;
+    if (const std::byte* object = object_of(i)) v = IntegerBits(field.integer, object + field.offset);
+    if (const std::string* name = EnumNameOf(field, v)) return *name;
+    return IntegerText(field.integer, v);
+  };
+  if (field.read_only) return PropertyDescriptor::Make<std::string>(field.name, get);
+  return PropertyDescriptor::Make<std::string>(
+      field.name, get, [object_of, field, after_set](Instance i, const std::string& text) -> absl::Status {
+        std::byte* object = object_of(i);
+        if (object == nullptr) return absl::NotFoundError(absl::StrCat("\"", field.name, "\": instance is gone"));
+        std::optional<uint64_t> v = EnumValueOf(field, text);
+        if (!v) {
+          // An integer of the field's type: a value without a name.
+          const json number = json::parse(text, nullptr, /*allow_exceptions=*/false);
+          uint64_t bits;
+          if (!number.is_number_integer() || !ToInteger(field, number, &bits).ok()) {
+            return Error(field, absl::StrCat("\"", UserText(text), "\" is none of its values (", EnumNames(field),
+                                             ") nor an integer of ", FieldTypeName(field.integer)));
+          }
+          v = bits;
+        }
+        StoreIntegerBits(field.integer, *v, object + field.offset);
+        if (after_set) after_set(i);
+        return absl::OkStatus();
+      });
+}
+
 }  // namespace
 
 PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
@@ -712,6 +994,8 @@ PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte
       return TypedProperty<IdString32>(field, std::move(object_of), std::move(after_set));
     case FieldType::kEntity:
       return TypedProperty<Entity>(field, std::move(object_of), std::move(after_set));
+    case FieldType::kEnum:
+      return EnumProperty(field, std::move(object_of), std::move(after_set));
   }
   return TypedProperty<float>(field, std::move(object_of), std::move(after_set));
 }

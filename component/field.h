@@ -21,9 +21,12 @@
 //   i64 / u64    int64_t / uint64_t    8            integer (exact past 2^53)
 //   i8 / u8      int8_t / uint8_t      1            integer
 //   i16 / u16    int16_t / uint16_t    2            integer
+//   enum         an enum (class) of    its integer  one of its names; a value without a
+//                8 to 64 bits          type's       name is {"unchecked": integer}
 // Blob fields are packed without alignment and read with memcpy. Properties: f64,
 // i64 and u64 as double, int64_t and uint64_t; the narrow integers as int32_t or
-// uint32_t, and a set refuses a value the member cannot hold.
+// uint32_t, and a set refuses a value the member cannot hold; an enum as a string
+// (its name, or the decimal integer of a value without one).
 //
 // Most code uses these through ComponentDeclaration (component/component_type.h); this
 // header is the per-field layer it is built on.
@@ -33,11 +36,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/id_string.h"
@@ -53,16 +60,20 @@ namespace strata {
 enum class FieldType : uint8_t {
   kF32, kI32, kU32, kBool, kVec3, kVec4, kColor, kQuat, kName, kEntity,
   kF64, kI64, kU64, kI8, kU8, kI16, kU16,
+  kEnum,
 };
 
 // IsNumeric: a scalar number field (f32, f64 and the integers), which may have a range.
 bool IsNumeric(FieldType type);
+// IsInteger: i8 .. u64 (the types an enum may be held in).
+bool IsInteger(FieldType type);
 
 // FieldTypeName: "f32", "i32", "u32", "bool", "vec3", "vec4", "color", "quat", "name",
-// "entity", "f64", "i64", "u64", "i8", "u8", "i16", "u16" (the words of a layout
-// description).
+// "entity", "f64", "i64", "u64", "i8", "u8", "i16", "u16", "enum".
 absl::string_view FieldTypeName(FieldType type);
-// FieldBlobSize: bytes of the field in a blob. FieldMemorySize: bytes of its C++ member.
+// FieldBlobSize / FieldMemorySize (type): bytes of a field of `type` in a blob and of
+// its C++ member, for the types of one size; an enum's are its integer's (use the
+// FieldInfo overloads).
 uint32_t FieldBlobSize(FieldType type);
 uint32_t FieldMemorySize(FieldType type);
 
@@ -89,6 +100,13 @@ constexpr std::optional<FieldType> FieldTypeFor() {
   return std::nullopt;
 }
 
+// EnumValue: one named value of an enum field. `value` is the integer the member holds,
+// sign-extended to 64 bits for a signed integer type (as a uint64_t's bits).
+struct EnumValue {
+  std::string name;
+  uint64_t value = 0;
+};
+
 // FieldInfo: one declared field.
 struct FieldInfo {
   std::string name;
@@ -104,7 +122,45 @@ struct FieldInfo {
   std::optional<double> max;
   // read_only: no property setter (the value still compiles, spawns and saves).
   bool read_only = false;
+  // kEnum: the integer type holding it (IsInteger) and its named values in
+  // declaration order (shared by copies of the field).
+  FieldType integer = FieldType::kI32;
+  std::shared_ptr<const std::vector<EnumValue>> enum_values;
 };
+
+// FieldBlobSize / FieldMemorySize: bytes of `field` in a blob and of its C++ member.
+uint32_t FieldBlobSize(const FieldInfo& field);
+uint32_t FieldMemorySize(const FieldInfo& field);
+// FieldLayoutType: the field's type in a layout description ("name:type:bytes"):
+// FieldTypeName, but an enum's holds its integer type and names with their values,
+// "enum.u8{neutral=0,red=1}", so a blob's enum can be read by name.
+std::string FieldLayoutType(const FieldInfo& field);
+// CheckEnumValues: InvalidArgument naming the field for an enum without values, a
+// name that is not an identifier (a letter or '_', then letters, digits, '_' or '-'),
+// or a name or value given twice.
+absl::Status CheckEnumValues(const FieldInfo& field);
+
+// FieldMigration: how the bytes of a field in a blob written under another declaration
+// become the declared field's. Made by PlanFieldMigration, used by DecodeField.
+struct FieldMigration {
+  // blob_size: bytes of the field in the blob.
+  uint32_t blob_size = 0;
+  // renumber: an enum's blob values whose name has another value now (by name).
+  std::vector<std::pair<uint64_t, uint64_t>> renumber;
+  // lost: an enum's blob values whose name the declaration no longer has.
+  std::vector<EnumValue> lost;
+};
+// PlanFieldMigration: how to read `field` from a blob field of layout type `blob_type`
+// (FieldLayoutType) and `blob_size` bytes. The same type is read as is; an enum held in
+// the same integer type is read by name (a value whose name has another number is
+// renumbered; one whose name is gone is listed in `lost`, and FindLostValue refuses a
+// blob that holds it). Anything else is FailedPrecondition saying what differs.
+absl::StatusOr<FieldMigration> PlanFieldMigration(const FieldInfo& field, absl::string_view blob_type,
+                                                  uint32_t blob_size);
+// FindLostValue: the lost value (migration.lost) held by the field's bytes in the blob,
+// or nullptr.
+const EnumValue* FindLostValue(const FieldInfo& field, const FieldMigration& migration,
+                               const std::byte* blob_bytes);
 
 // FieldNames: lookups a field conversion needs beyond the bytes.
 struct FieldTextLookup {
@@ -164,9 +220,11 @@ bool ParseNonFiniteF32(absl::string_view text, uint32_t* bits);
 
 // DecodeField: the C++ member at `object + field.offset` from native blob bytes;
 // entity numbers become entities[k] (the invalid Entity for kNoEntityRef). DataLoss for
-// an entity number out of range or a bool that is not 0 or 1.
+// an entity number out of range or a bool that is not 0 or 1. With a `migration`, the
+// bytes are the blob's field as it describes (an enum renumbered by name).
 absl::Status DecodeField(const FieldInfo& field, const std::byte* blob_bytes,
-                         absl::Span<const Entity> entities, std::byte* object);
+                         absl::Span<const Entity> entities, std::byte* object,
+                         const FieldMigration* migration = nullptr);
 
 // EncodeField: native blob bytes of the member at `object + field.offset`; an entity
 // becomes number_of(entity) (kNoEntityRef for none).

@@ -1,13 +1,17 @@
-// The numeric field types (f64, i64, u64, i8, u8, i16, u16) end to end: compile with
-// errors naming the field, the blob layout in both byte orders, spawn, properties,
-// save, load, export and recompile to the same bytes, at the types' edges (integers
-// past 2^53, -0.0, NaNs with payloads).
+// The field types beyond f32, i32, u32 and the vectors end to end: the numeric ones
+// (f64, i64, u64, i8, u8, i16, u16) and enums. Compile with errors naming the field,
+// the blob layout in both byte orders, spawn, properties, save, load, inspect, export
+// and recompile to the same bytes, at the types' edges (integers past 2^53, -0.0, NaNs
+// with payloads, enum values without a name), and the migration rules.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -250,6 +254,298 @@ TEST(FieldTypes, AnAddedNumericFieldMigratesAndARetypedOneIsRefused) {
   EXPECT_THAT(other->Spawn(view).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("field \"d\" is f64 (8 bytes) in the blob, f32 (4 bytes)")));
+}
+
+// Enums: three integer widths and signs, a value past 2^63 and negative values.
+enum class Faction : uint8_t { kNeutral, kRed, kBlue };
+enum class Mood : int64_t { kGrim = -2, kCalm = 0, kGlad = 5 };
+enum Flag : uint64_t { kLow = 1, kHigh = (uint64_t{1} << 63) + 1 };
+
+struct Unit {
+  Faction faction = Faction::kNeutral;
+  int8_t rank = 0;
+  uint16_t pad = 0;
+  float hp = 10;
+  Mood mood = Mood::kCalm;
+  Flag flag = kLow;
+};
+
+ComponentDeclaration<Unit> UnitDeclaration() {
+  return std::move(ComponentDeclaration<Unit>("unit")
+                       .Enum("faction", &Unit::faction,
+                             {{"neutral", Faction::kNeutral}, {"red", Faction::kRed}, {"blue", Faction::kBlue}})
+                       .Field("rank", &Unit::rank)
+                       .Field("pad", &Unit::pad)
+                       .Field("hp", &Unit::hp)
+                       .Enum("mood", &Unit::mood, {{"grim", Mood::kGrim}, {"calm", Mood::kCalm}, {"glad", Mood::kGlad}})
+                       .Enum("flag", &Unit::flag, {{"low", kLow}, {"high", kHigh}}));
+}
+
+const ComponentRegistry& UnitRegistry() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(UnitDeclaration().Build()), IsOk());
+    return r;
+  }();
+  return *registry;
+}
+
+absl::StatusOr<std::vector<std::byte>> CompileWith(const ComponentRegistry& registry, const std::string& json,
+                                                   Endianness endianness = kNativeEndianness) {
+  EntityCompiler compiler;
+  STRATA_RETURN_IF_ERROR(registry.RegisterCompilers(compiler));
+  EntityCompiler::Options options;
+  options.endianness = endianness;
+  STRATA_ASSIGN_OR_RETURN(EntityCompiler::Result result, compiler.Compile(json, options));
+  return result.blob;
+}
+
+absl::StatusOr<std::vector<std::byte>> CompileUnits(const std::string& components) {
+  return CompileWith(UnitRegistry(), absl::StrCat(R"({"entities": [)", components, "]}"));
+}
+
+TEST(EnumFields, LayoutNamesEveryValueAndTheIntegerType) {
+  const ComponentType* type = UnitRegistry().Find("unit");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(type->layout(),
+            "faction:enum.u8{neutral=0,red=1,blue=2}:1;rank:i8:1;pad:u16:2;hp:f32:4;"
+            "mood:enum.i64{grim=-2,calm=0,glad=5}:8;flag:enum.u64{low=1,high=9223372036854775809}:8");
+  EXPECT_EQ(type->instance_size(), 24u);
+  EXPECT_TRUE(type->identity_layout());  // packed like the struct: spawned by memcpy
+}
+
+TEST(EnumFields, BadValuesAreErrorsNamingTheFieldAndTheValues) {
+  struct Case {
+    const char* fields;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"("faction": "green")", "\"faction\": \"green\" is none of its values (neutral, red, blue)"},
+      {R"("faction": "Red")", "\"faction\": \"Red\" is none of its values"},
+      {R"("faction": 1)", "\"faction\": expected one of neutral, red, blue (a string), got number"},
+      {R"("faction": null)", "expected one of neutral, red, blue (a string), got null"},
+      {R"("faction": {"unchecked": 256})", "\"faction\": 256 does not fit u8"},
+      {R"("faction": {"unchecked": -1})", "\"faction\": -1 does not fit u8"},
+      {R"("faction": {"unchecked": "green"})", "\"green\" is none of its values"},
+      {R"("mood": {"unchecked": 1.5})", "\"mood\": 1.5 is not an integer"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(CompileUnits(absl::StrCat(R"({"components": [{"type": "unit", )", c.fields, "}]}")),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.fields;
+  }
+  // {"unchecked": n}: a value without a name, in the integer type's bounds.
+  EXPECT_THAT(CompileUnits(R"({"components": [{"type": "unit", "faction": {"unchecked": 255},
+                               "mood": {"unchecked": -9223372036854775808},
+                               "flag": {"unchecked": 18446744073709551615}}]})"),
+              IsOk());
+}
+
+TEST(EnumFields, BuildRefusesBadValueListsAndAnUnnamedDefault) {
+  auto build = [](std::initializer_list<std::pair<std::string, Faction>> values) {
+    return ComponentDeclaration<Unit>("unit")
+        .Enum("faction", &Unit::faction, values)
+        .TransientBytes(1, sizeof(Unit) - 1)
+        .Build()
+        .status();
+  };
+  EXPECT_THAT(build({}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                  HasSubstr("field \"faction\": an enum needs named values")));
+  EXPECT_THAT(build({{"neutral", Faction::kNeutral}, {"neutral", Faction::kRed}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"neutral\" is given twice")));
+  EXPECT_THAT(build({{"neutral", Faction::kNeutral}, {"none", Faction::kNeutral}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"neutral\" and \"none\" have the same value 0")));
+  for (const char* bad : {"", "1st", "a b", "x:y", "a;b", "a=b", "a,b", "-x", "\xc3\xa9"}) {
+    EXPECT_THAT(build({{"neutral", Faction::kNeutral}, {bad, Faction::kRed}}),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is not a letter or '_'")))
+        << bad;
+  }
+  EXPECT_THAT(build({{"red", Faction::kRed}, {"blue", Faction::kBlue}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("field \"faction\": the default 0 is none of its named values")));
+  EXPECT_THAT(build({{"neutral", Faction::kNeutral}, {"_x-2", Faction::kRed}}), IsOk());
+  // A raw enum without values, or held in a type that is not an integer.
+  EXPECT_THAT(ComponentDeclaration<Unit>("unit").RawField("faction", FieldType::kEnum, 0)
+                  .TransientBytes(1, sizeof(Unit) - 1).Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("an enum needs named values")));
+  EXPECT_THAT(ComponentDeclaration<Unit>("unit")
+                  .RawEnum("hp", FieldType::kF32, offsetof(Unit, hp), {{"zero", 0}})
+                  .TransientBytes(0, offsetof(Unit, hp))
+                  .TransientBytes(offsetof(Unit, mood), sizeof(Unit) - offsetof(Unit, mood))
+                  .Build()
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("an enum is held in an integer type, not f32")));
+}
+
+TEST(EnumFields, TheOtherByteOrderSwapsEachEnumByItsIntegerWidth) {
+  const ComponentType* type = UnitRegistry().Find("unit");
+  const nlohmann::json config =
+      nlohmann::json::parse(R"({"type": "unit", "faction": "blue", "mood": "grim", "flag": "high"})");
+  std::vector<std::byte> native, other;
+  ComponentDataWriter native_writer(kNativeEndianness, &native);
+  const Endianness other_order =
+      kNativeEndianness == Endianness::kLittle ? Endianness::kBig : Endianness::kLittle;
+  ComponentDataWriter other_writer(other_order, &other);
+  ASSERT_THAT(type->Compile(config, native_writer), IsOk());
+  ASSERT_THAT(type->Compile(config, other_writer), IsOk());
+  ASSERT_EQ(native.size(), 24u);
+  ASSERT_EQ(other.size(), 24u);
+  for (const FieldInfo& f : type->fields()) {
+    const uint32_t size = FieldBlobSize(f);
+    for (uint32_t b = 0; b < size; ++b) {
+      EXPECT_EQ(other[f.blob_offset + b], native[f.blob_offset + size - 1 - b]) << f.name << " byte " << b;
+    }
+  }
+  int64_t mood;
+  std::memcpy(&mood, native.data() + 8, 8);
+  EXPECT_EQ(mood, -2);
+  uint64_t flag;
+  std::memcpy(&flag, native.data() + 16, 8);
+  EXPECT_EQ(flag, (uint64_t{1} << 63) + 1);
+}
+
+TEST(EnumFields, CompileSpawnSetSaveLoadExportCompileIsByteIdentical) {
+  const std::string level = R"({"entities": [
+    {"name": "a", "components": [{"type": "unit", "faction": "red", "mood": "grim", "flag": "high"}]},
+    {"name": "b", "components": [{"type": "unit", "faction": {"unchecked": 200}, "mood": {"unchecked": 7}}]},
+    {"name": "c", "components": [{"type": "unit"}]}]})";
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> compiled, CompileWith(UnitRegistry(), level));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(UnitRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 3u);
+  auto unit = [](World& w, Entity entity) { return w.pages().TryGet(entity, w.Pages<Unit>().component()); };
+  EXPECT_EQ(unit(*world, e[0])->faction, Faction::kRed);
+  EXPECT_EQ(unit(*world, e[0])->mood, Mood::kGrim);
+  EXPECT_EQ(unit(*world, e[0])->flag, kHigh);
+  EXPECT_EQ(static_cast<int>(unit(*world, e[1])->faction), 200);
+  EXPECT_EQ(unit(*world, e[2])->faction, Faction::kNeutral);
+
+  // Properties by name: the value's name, or the integer of a value without one.
+  PropertySystem& properties = world->properties();
+  auto get = [&](Entity entity, const char* field) -> std::string {
+    absl::StatusOr<PropertyValue> v = properties.Get(entity, "unit", field);
+    if (!v.ok()) return v.status().ToString();
+    return std::get<std::string>(*v);
+  };
+  EXPECT_EQ(get(e[0], "faction"), "red");
+  EXPECT_EQ(get(e[0], "flag"), "high");
+  EXPECT_EQ(get(e[1], "faction"), "200");
+  EXPECT_EQ(get(e[1], "mood"), "7");
+  ASSERT_THAT(properties.Set(e[2], "unit", "faction", PropertyValue(std::string("blue"))), IsOk());
+  ASSERT_THAT(properties.Set(e[2], "unit", "mood", PropertyValue(std::string("-9223372036854775808"))), IsOk());
+  EXPECT_EQ(unit(*world, e[2])->faction, Faction::kBlue);
+  EXPECT_EQ(static_cast<int64_t>(unit(*world, e[2])->mood), std::numeric_limits<int64_t>::min());
+  for (const char* bad : {"green", "256", "-1", "1.0", "", " red"}) {
+    EXPECT_THAT(properties.Set(e[2], "unit", "faction", PropertyValue(std::string(bad))),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("\"faction\": \"")))
+        << bad;
+  }
+  EXPECT_THAT(properties.Set(e[2], "unit", "faction", PropertyValue(std::string("green"))),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"green\" is none of its values (neutral, red, blue) nor an integer of u8")));
+  EXPECT_THAT(properties.Set(e[2], "unit", "faction", PropertyValue(int32_t{1})),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(unit(*world, e[2])->faction, Faction::kBlue);  // refused sets change nothing
+  // A system writes a value without a name.
+  unit(*world, e[0])->faction = static_cast<Faction>(9);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(UnitRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, loaded->Spawn(saved_view));
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(static_cast<int>(unit(*loaded, again[0])->faction), 9);
+  EXPECT_EQ(unit(*loaded, again[2])->faction, Faction::kBlue);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> resaved, loaded->SaveAll());
+  EXPECT_EQ(resaved, saved);
+
+  // Inspect and export use the names; a value without one is {"unchecked": n}.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::string listing, DescribeResource(saved_view, UnitRegistry()));
+  EXPECT_THAT(listing, HasSubstr("faction=\"blue\""));
+  EXPECT_THAT(listing, HasSubstr("mood=\"grim\""));
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json exported, ExportLevel(saved_view, UnitRegistry()));
+  const nlohmann::json& a = exported["entities"][0]["components"][0];
+  EXPECT_EQ(a["faction"], nlohmann::json::parse(R"({"unchecked": 9})")) << a.dump();
+  EXPECT_EQ(a["flag"], "high");
+  const nlohmann::json& c = exported["entities"][2]["components"][0];
+  EXPECT_EQ(c["faction"], "blue");
+  EXPECT_EQ(c["mood"], nlohmann::json::parse(R"({"unchecked": -9223372036854775808})")) << c.dump();
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> recompiled, CompileWith(UnitRegistry(), exported.dump()));
+  EXPECT_EQ(recompiled, saved) << exported.dump();
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json first, ExportLevel(view, UnitRegistry()));
+  EXPECT_EQ(*CompileWith(UnitRegistry(), first.dump()), compiled) << first.dump();
+}
+
+// An older declaration of "unit" whose faction has other values.
+struct OldUnit {
+  Faction faction = Faction::kNeutral;
+};
+
+absl::StatusOr<std::vector<std::byte>> CompileOld(
+    std::initializer_list<std::pair<std::string, Faction>> values, const std::string& faction) {
+  ComponentRegistry registry;
+  STRATA_RETURN_IF_ERROR(
+      registry.Add(ComponentDeclaration<OldUnit>("unit").Enum("faction", &OldUnit::faction, values).Build()));
+  return CompileWith(registry, absl::StrCat(R"({"entities": [{"components": [{"type": "unit", "faction": ")",
+                                            faction, R"("}]}, {"components": [{"type": "unit"}]}]})"));
+}
+
+TEST(EnumFields, AnEnumThatGainsOrRenumbersValuesLoadsOldBlobsByName) {
+  // Written when red was 2 and blue did not exist; read where red is 1.
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::byte> old_blob,
+      CompileOld({{"neutral", Faction::kNeutral}, {"red", Faction::kBlue}}, "red"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(old_blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(UnitRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  const Unit* u = world->pages().TryGet(e[0], world->Pages<Unit>().component());
+  EXPECT_EQ(u->faction, Faction::kRed);
+  EXPECT_EQ(u->hp, 10);  // added since: its default
+  EXPECT_EQ(world->pages().TryGet(e[1], world->Pages<Unit>().component())->faction, Faction::kNeutral);
+}
+
+TEST(EnumFields, AnEnumThatLostAUsedValueIsRefusedNamingIt) {
+  // Written with a value "purple" that the declaration no longer has.
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::byte> used,
+      CompileOld({{"neutral", Faction::kNeutral}, {"purple", static_cast<Faction>(7)}}, "purple"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(used));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(UnitRegistry()));
+  EXPECT_THAT(world->Spawn(view).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("field \"faction\": instance 0 holds \"purple\", a value the declaration "
+                                 "no longer has")));
+  EXPECT_EQ(world->entities().size(), 0u);  // the spawn was undone
+  // The same lost value, unused: the blob loads.
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::byte> unused,
+      CompileOld({{"neutral", Faction::kNeutral}, {"purple", static_cast<Faction>(7)}}, "neutral"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView unused_view, EntityResourceView::Create(unused));
+  EXPECT_THAT(world->Spawn(unused_view).status(), IsOk());
+}
+
+TEST(EnumFields, AnEnumInAnotherIntegerTypeIsRefused) {
+  enum class WideFaction : uint16_t { kNeutral, kRed };
+  struct Wide {
+    WideFaction faction = WideFaction::kNeutral;
+  };
+  ComponentRegistry registry;
+  ASSERT_THAT(registry.Add(ComponentDeclaration<Wide>("unit")
+                               .Enum("faction", &Wide::faction,
+                                     {{"neutral", WideFaction::kNeutral}, {"red", WideFaction::kRed}})
+                               .Build()),
+              IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob,
+                              CompileWith(registry, R"({"entities": [{"components": [{"type": "unit"}]}]})"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(UnitRegistry()));
+  EXPECT_THAT(world->Spawn(view).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("field \"faction\" is enum.u16{neutral=0,red=1} (2 bytes) in the blob, "
+                                 "enum.u8{neutral=0,red=1,blue=2} (1 bytes) in the declaration")));
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/matrix.h"
+#include "base/status_macros.h"
+#include "component/declare.h"
 #include "component/export.h"
 #include "engine/fuzz/level_compiler_fuzzer.h"
 #include "engine/sample_components.h"
@@ -17,10 +20,62 @@
 namespace strata {
 namespace {
 
+// Zoo: one field of each field type the sample components do not use.
+enum class Faction : uint8_t { kNeutral, kRed, kBlue };
+enum class Mood : int64_t { kGrim = -2, kCalm = 0, kGlad = 5 };
+struct Zoo {
+  double f64 = 0.5;
+  int64_t i64 = -1;
+  uint64_t u64 = 1;
+  int8_t i8 = -2;
+  uint8_t u8 = 2;
+  int16_t i16 = -3;
+  uint16_t u16 = 3;
+  Faction faction = Faction::kNeutral;
+  Mood mood = Mood::kCalm;
+  IdString32 tag;
+  Entity target;
+  bool flag = false;
+  Quaternion turn;
+};
+
+absl::Status RegisterFuzzComponents(ComponentRegistry& registry) {
+  STRATA_RETURN_IF_ERROR(RegisterSampleComponents(registry));
+  return registry.Add(ComponentDeclaration<Zoo>("zoo")
+                          .Field("f64", &Zoo::f64).Range(-1e300, 1e300)
+                          .Field("i64", &Zoo::i64)
+                          .Field("u64", &Zoo::u64)
+                          .Field("i8", &Zoo::i8).Min(-100)
+                          .Field("u8", &Zoo::u8)
+                          .Field("i16", &Zoo::i16)
+                          .Field("u16", &Zoo::u16).Max(60000)
+                          .Enum("faction", &Zoo::faction,
+                                {{"neutral", Faction::kNeutral}, {"red", Faction::kRed}, {"blue", Faction::kBlue}})
+                          .Enum("mood", &Zoo::mood, {{"grim", Mood::kGrim}, {"calm", Mood::kCalm}, {"glad", Mood::kGlad}})
+                          .Field("tag", &Zoo::tag)
+                          .Field("target", &Zoo::target)
+                          .Field("flag", &Zoo::flag)
+                          .Field("turn", &Zoo::turn)
+                          .Build());
+}
+
+// The registry the fuzzer compiles with: the samples and the zoo.
+const ComponentRegistry& FuzzRegistry() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    if (absl::Status s = RegisterFuzzComponents(*r); !s.ok()) {
+      std::fprintf(stderr, "registering the fuzzer's components: %s\n", s.ToString().c_str());
+      std::abort();
+    }
+    return r;
+  }();
+  return *registry;
+}
+
 const EntityCompiler& Compiler() {
   static const EntityCompiler* compiler = [] {
     auto* c = new EntityCompiler;
-    if (absl::Status s = SampleRegistry().RegisterCompilers(*c); !s.ok()) {
+    if (absl::Status s = FuzzRegistry().RegisterCompilers(*c); !s.ok()) {
       std::fprintf(stderr, "registering the sample compilers: %s\n", s.ToString().c_str());
       std::abort();
     }
@@ -41,7 +96,7 @@ void CheckBlob(const EntityCompiler::Result& compiled, const EntityCompiler::Opt
     Finding("entity count", absl::InternalError("the view and the compiler disagree"));
   }
 
-  absl::StatusOr<std::unique_ptr<World>> world = World::Create(SampleRegistry());
+  absl::StatusOr<std::unique_ptr<World>> world = World::Create(FuzzRegistry());
   if (!world.ok()) Finding("World::Create", world.status());
   absl::StatusOr<std::vector<Entity>> spawned = (*world)->Spawn(*view);
   if (!spawned.ok()) Finding("spawning the compiled blob", spawned.status());
@@ -49,10 +104,10 @@ void CheckBlob(const EntityCompiler::Result& compiled, const EntityCompiler::Opt
     Finding("spawn", absl::InternalError("spawned a different number of entities"));
   }
 
-  absl::StatusOr<std::string> listing = DescribeResource(*view, SampleRegistry());
+  absl::StatusOr<std::string> listing = DescribeResource(*view, FuzzRegistry());
   if (!listing.ok()) Finding("DescribeResource", listing.status());
 
-  absl::StatusOr<nlohmann::json> level = ExportLevel(*view, SampleRegistry());
+  absl::StatusOr<nlohmann::json> level = ExportLevel(*view, FuzzRegistry());
   if (!level.ok()) Finding("ExportLevel", level.status());
   const std::string exported = level->dump(2);
   absl::StatusOr<EntityCompiler::Result> again = Compiler().Compile(exported, options);

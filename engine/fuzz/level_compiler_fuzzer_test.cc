@@ -55,7 +55,9 @@ TEST(LevelCompilerFuzzer, SurvivesDeterministicMutations) {
   ASSERT_FALSE(corpus.empty());
   const char* tokens[] = {"\"entities\"", "\"components\"", "\"children\"", "\"type\"", "\"name\"",
                           "\"transform\"", "\"sprite\"", "\"spark\"", "\"render_data\"", "\"matrix\"",
-                          "\"#0000002a\"", "\"a/b\"", "1e39", "-1", "0", "null", "{}", "[]", ",", ":"};
+                          "\"#0000002a\"", "\"a/b\"", "1e39", "-1", "0", "null", "{}", "[]", ",", ":",
+                          "\"zoo\"", "\"faction\"", "\"red\"", "\"glad\"", "{\"unchecked\": 7}",
+                          "18446744073709551615"};
   constexpr int kMutations = 3000;
   int accepted = 0;
   for (int m = 0; m < kMutations; ++m) {
