@@ -130,8 +130,8 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
     if (f.name.empty()) return error(f, "empty field name");
     if (f.name == "type" || f.name == "name") return error(f, "\"type\" and \"name\" are the component's own keys");
     if (f.name.find_first_of(":;") != std::string::npos) return error(f, "field names may not contain ':' or ';'");
-    if (f.type == FieldType::kEnum) {
-      absl::Status values = CheckEnumValues(f);
+    if (f.type == FieldType::kEnum || f.type == FieldType::kString) {
+      absl::Status values = f.type == FieldType::kEnum ? CheckEnumValues(f) : CheckStringCapacity(f);
       if (!values.ok()) {
         // Its message begins with the quoted field name.
         return absl::InvalidArgumentError(absl::StrCat("component type \"", type_name, "\": field ", values.message()));
@@ -251,7 +251,7 @@ absl::StatusOr<std::vector<BlobField>> ParseLayout(absl::string_view layout) {
     std::vector<absl::string_view> pieces = absl::StrSplit(part, ':');
     BlobField f;
     if (pieces.size() != 3 || !absl::SimpleAtoi(pieces[2], &f.size) || f.size == 0 ||
-        f.size > 1024) {
+        f.size > kMaxFieldBytes) {
       return absl::DataLossError(absl::StrCat("malformed layout entry \"", part, "\""));
     }
     f.name = pieces[0];

@@ -19,8 +19,8 @@
 //
 // The struct's default member values are the fields' defaults. Field types follow the
 // member types (component/field.h: float, double, the 8- to 64-bit integers, bool,
-// Vector3, Vector4, Quaternion, IdString32, Entity; Color() marks a Vector4 as a color;
-// Enum declares an enum member with its named values). RawField declares a field by
+// Vector3, Vector4, Quaternion, IdString32, Entity, FixedString<N>; Color() marks a
+// Vector4 as a color; Enum declares an enum member with its named values). RawField declares a field by
 // offset, for structs described at run time; Build checks that it fits the struct and
 // overlaps no other field.
 //
@@ -253,7 +253,11 @@ class ComponentDeclaration {
     static_assert(!std::is_enum_v<M>, "declare an enum member with Enum(name, member, its named values)");
     constexpr std::optional<FieldType> kType = FieldTypeFor<M>();
     static_assert(kType.has_value(), "no field type for this member type (see component/field.h)");
-    return AddField(std::move(name), *kType, OffsetOf(member));
+    AddField(std::move(name), *kType, OffsetOf(member));
+    if constexpr (IsFixedString<M>) {
+      return Last([](FieldInfo& f) { f.capacity = static_cast<uint32_t>(M::kCapacity); });
+    }
+    return *this;
   }
   // Enum: an enum member, written by name in level JSON, properties, inspect and
   // export: .Enum("faction", &Unit::faction, {{"neutral", Faction::kNeutral}, ...}).
@@ -289,9 +293,14 @@ class ComponentDeclaration {
     return AddField(std::move(name), FieldType::kColor, OffsetOf(member));
   }
   // RawField: a field of `type` at byte `offset` of T (checked by Build; an enum
-  // needs its values: RawEnum).
+  // needs its values, RawEnum, and a str its capacity, RawString).
   ComponentDeclaration& RawField(std::string name, FieldType type, size_t offset) {
     return AddField(std::move(name), type, offset);
+  }
+  // RawString: a str of `capacity` bytes at byte `offset` (a FixedString's layout).
+  ComponentDeclaration& RawString(std::string name, size_t offset, uint32_t capacity) {
+    AddField(std::move(name), FieldType::kString, offset);
+    return Last([capacity](FieldInfo& f) { f.capacity = capacity; });
   }
   // RawEnum: an enum field held in `integer` (int8_t .. uint64_t) at byte `offset`.
   ComponentDeclaration& RawEnum(std::string name, FieldType integer, size_t offset,

@@ -1,5 +1,6 @@
 #include "component/field.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "base/status_macros.h"
 #include "base/user_text.h"
 #include "nlohmann/json.hpp"
+#include "resource/strict_json.h"
 
 namespace strata {
 namespace {
@@ -151,6 +153,35 @@ std::string EnumNames(const FieldInfo& field) {
   std::string names;
   for (const EnumValue& v : *field.enum_values) absl::StrAppend(&names, names.empty() ? "" : ", ", v.name);
   return names;
+}
+
+// StringText: a str's text, the bytes before its first NUL (or all of them).
+absl::string_view StringText(const FieldInfo& field, const std::byte* p) {
+  const auto* chars = reinterpret_cast<const char*>(p);
+  const void* nul = std::memchr(chars, 0, field.capacity);
+  return absl::string_view(chars, nul == nullptr ? field.capacity
+                                                 : static_cast<size_t>(static_cast<const char*>(nul) - chars));
+}
+// IsCanonicalString: the bytes are UTF-8 text followed by zeros only, what a string in
+// level JSON compiles to (FixedString's bytes always are, unless written raw).
+bool IsCanonicalString(const FieldInfo& field, const std::byte* p) {
+  const absl::string_view text = StringText(field, p);
+  for (size_t i = text.size(); i < field.capacity; ++i) {
+    if (p[i] != std::byte{0}) return false;
+  }
+  return CheckUtf8(text).ok();
+}
+// CheckStringFits: `text` fits a str of the field's capacity (no NUL, at most capacity
+// bytes).
+absl::Status CheckStringFits(const FieldInfo& field, absl::string_view text) {
+  if (const size_t nul = text.find('\0'); nul != absl::string_view::npos) {
+    return Error(field, absl::StrCat("a NUL byte at ", nul, " (a str holds text without NULs)"));
+  }
+  if (text.size() > field.capacity) {
+    return Error(field, absl::StrCat("\"", UserText(text), "\" is ", text.size(), " bytes, more than its ",
+                                     field.capacity));
+  }
+  return absl::OkStatus();
 }
 
 // The value of a numeric field as a double (range checks; NaN stays NaN).
@@ -437,6 +468,8 @@ absl::string_view FieldTypeName(FieldType type) {
       return "u16";
     case FieldType::kEnum:
       return "enum";
+    case FieldType::kString:
+      return "str";
   }
   return "unknown";
 }
@@ -454,7 +487,8 @@ uint32_t FieldBlobSize(FieldType type) {
     case FieldType::kU16:
       return 2;
     case FieldType::kEnum:
-      return 0;  // its integer's
+    case FieldType::kString:
+      return 0;  // the field's: its integer's, its capacity
     default:
       break;
   }
@@ -474,11 +508,20 @@ uint32_t FieldMemorySize(FieldType type) {
 }
 
 uint32_t FieldBlobSize(const FieldInfo& field) {
+  if (field.type == FieldType::kString) return field.capacity;
   return field.type == FieldType::kEnum ? FieldBlobSize(field.integer) : FieldBlobSize(field.type);
 }
 
 uint32_t FieldMemorySize(const FieldInfo& field) {
+  if (field.type == FieldType::kString) return field.capacity;
   return field.type == FieldType::kEnum ? FieldMemorySize(field.integer) : FieldMemorySize(field.type);
+}
+
+absl::Status CheckStringCapacity(const FieldInfo& field) {
+  if (field.capacity < 1 || field.capacity > kMaxFieldBytes) {
+    return Error(field, absl::StrCat("a str holds 1 to ", kMaxFieldBytes, " bytes, not ", field.capacity));
+  }
+  return absl::OkStatus();
 }
 
 std::string FieldLayoutType(const FieldInfo& field) {
@@ -574,6 +617,9 @@ absl::StatusOr<FieldMigration> PlanFieldMigration(const FieldInfo& field, absl::
                                                       " bytes) in the blob, ", declared_type, " (", declared_size,
                                                       " bytes) in the declaration"));
   };
+  if (field.type == FieldType::kString && blob_type == declared_type && blob_size < declared_size) {
+    return migration;  // a str that grew: its text, then zeros
+  }
   FieldType blob_integer = FieldType::kI32;
   std::vector<EnumValue> blob_values;
   if (field.type != FieldType::kEnum || !ParseEnumLayout(blob_type, &blob_integer, &blob_values) ||
@@ -713,6 +759,32 @@ absl::Status CompileField(const FieldInfo& field, const json* value, const std::
       WriteInteger(field.integer, v, out);
       return absl::OkStatus();
     }
+    case FieldType::kString: {
+      std::string bytes(reinterpret_cast<const char*>(member), field.capacity);
+      if (value != nullptr && value->is_string()) {
+        const std::string& text = value->get_ref<const std::string&>();
+        STRATA_RETURN_IF_ERROR(CheckStringFits(field, text));
+        bytes.assign(text);
+        bytes.resize(field.capacity, '\0');
+      } else if (value != nullptr && value->is_array() && !checked) {
+        // {"unchecked": [b0, b1, ...]}: the bytes as they are (export's spelling of bytes
+        // that are not text followed by zeros).
+        if (value->size() != field.capacity) {
+          return Error(field, absl::StrCat("expected ", field.capacity, " byte values, got ", value->size()));
+        }
+        for (uint32_t i = 0; i < field.capacity; ++i) {
+          const json& b = (*value)[i];
+          if (!b.is_number_unsigned() || b.get<uint64_t>() > 255) {
+            return Error(field, absl::StrCat("[", i, "]: expected a byte value 0 to 255, got ", b.dump()));
+          }
+          bytes[i] = static_cast<char>(b.get<uint64_t>());
+        }
+      } else if (value != nullptr) {
+        return Error(field, absl::StrCat("expected a string, got ", value->type_name()));
+      }
+      out.WriteBytes(absl::MakeConstSpan(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+      return absl::OkStatus();
+    }
     case FieldType::kBool: {
       bool v;
       std::memcpy(&v, member, sizeof(bool));
@@ -756,6 +828,8 @@ bool PassesValueChecks(const FieldInfo& field, const std::byte* blob_bytes) {
                LoadF(blob_bytes + 12) == 0);
     case FieldType::kEnum:
       return EnumNameOf(field, IntegerBits(field.integer, blob_bytes)) != nullptr;
+    case FieldType::kString:
+      return IsCanonicalString(field, blob_bytes);
     default:
       return true;
   }
@@ -790,6 +864,12 @@ json ExportFieldValue(const FieldInfo& field, const std::byte* blob_bytes, const
     if (IsSignedInteger(type)) return LoadSigned(type, blob_bytes);
     return LoadUnsigned(type, blob_bytes);
   }
+  if (field.type == FieldType::kString) {
+    if (IsCanonicalString(field, blob_bytes)) return std::string(StringText(field, blob_bytes));
+    json bytes = json::array();
+    for (uint32_t i = 0; i < field.capacity; ++i) bytes.push_back(static_cast<uint8_t>(blob_bytes[i]));
+    return bytes;
+  }
   const uint32_t v = Load32(blob_bytes);
   switch (field.type) {
     case FieldType::kBool:
@@ -820,6 +900,13 @@ absl::Status DecodeField(const FieldInfo& field, const std::byte* blob_bytes,
         }
       }
       StoreIntegerBits(field.integer, v, member);
+      return absl::OkStatus();
+    }
+    case FieldType::kString: {
+      // A blob of smaller capacity (a migration): its bytes, then zeros.
+      const uint32_t size = migration != nullptr ? std::min(migration->blob_size, field.capacity) : field.capacity;
+      std::memcpy(member, blob_bytes, size);
+      std::memset(member + size, 0, field.capacity - size);
       return absl::OkStatus();
     }
     case FieldType::kBool: {
@@ -956,6 +1043,27 @@ PropertyDescriptor EnumProperty(const FieldInfo& field, std::function<std::byte*
       });
 }
 
+// StringProperty: a str member as a string property (its text); a set refuses text
+// longer than the capacity or holding a NUL, and zeroes the bytes after the text.
+PropertyDescriptor StringProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
+                                  std::function<void(Instance)> after_set) {
+  auto get = [object_of, field](Instance i) -> std::string {
+    const std::byte* object = object_of(i);
+    return object == nullptr ? std::string() : std::string(StringText(field, object + field.offset));
+  };
+  if (field.read_only) return PropertyDescriptor::Make<std::string>(field.name, get);
+  return PropertyDescriptor::Make<std::string>(
+      field.name, get, [object_of, field, after_set](Instance i, const std::string& text) -> absl::Status {
+        std::byte* object = object_of(i);
+        if (object == nullptr) return absl::NotFoundError(absl::StrCat("\"", field.name, "\": instance is gone"));
+        STRATA_RETURN_IF_ERROR(CheckStringFits(field, text));
+        std::memset(object + field.offset, 0, field.capacity);
+        std::memcpy(object + field.offset, text.data(), text.size());
+        if (after_set) after_set(i);
+        return absl::OkStatus();
+      });
+}
+
 }  // namespace
 
 PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte*(Instance)> object_of,
@@ -996,6 +1104,8 @@ PropertyDescriptor FieldProperty(const FieldInfo& field, std::function<std::byte
       return TypedProperty<Entity>(field, std::move(object_of), std::move(after_set));
     case FieldType::kEnum:
       return EnumProperty(field, std::move(object_of), std::move(after_set));
+    case FieldType::kString:
+      return StringProperty(field, std::move(object_of), std::move(after_set));
   }
   return TypedProperty<float>(field, std::move(object_of), std::move(after_set));
 }

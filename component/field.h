@@ -23,10 +23,14 @@
 //   i16 / u16    int16_t / uint16_t    2            integer
 //   enum         an enum (class) of    its integer  one of its names; a value without a
 //                8 to 64 bits          type's       name is {"unchecked": integer}
+//   str          FixedString<N>        N            a string of at most N bytes of UTF-8,
+//                                                   no NUL; other bytes (a system's raw
+//                                                   write) {"unchecked": [N byte values]}
 // Blob fields are packed without alignment and read with memcpy. Properties: f64,
 // i64 and u64 as double, int64_t and uint64_t; the narrow integers as int32_t or
 // uint32_t, and a set refuses a value the member cannot hold; an enum as a string
-// (its name, or the decimal integer of a value without one).
+// (its name, or the decimal integer of a value without one); a str as a string, a set
+// refusing one longer than N or holding a NUL.
 //
 // Most code uses these through ComponentDeclaration (component/component_type.h); this
 // header is the per-field layer it is built on.
@@ -47,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "base/fixed_string.h"
 #include "base/id_string.h"
 #include "base/matrix.h"
 #include "entity/entity.h"
@@ -60,8 +65,11 @@ namespace strata {
 enum class FieldType : uint8_t {
   kF32, kI32, kU32, kBool, kVec3, kVec4, kColor, kQuat, kName, kEntity,
   kF64, kI64, kU64, kI8, kU8, kI16, kU16,
-  kEnum,
+  kEnum, kString,
 };
+
+// kMaxFieldBytes: the most bytes one field takes in a blob (a str's capacity).
+inline constexpr uint32_t kMaxFieldBytes = 1024;
 
 // IsNumeric: a scalar number field (f32, f64 and the integers), which may have a range.
 bool IsNumeric(FieldType type);
@@ -69,18 +77,25 @@ bool IsNumeric(FieldType type);
 bool IsInteger(FieldType type);
 
 // FieldTypeName: "f32", "i32", "u32", "bool", "vec3", "vec4", "color", "quat", "name",
-// "entity", "f64", "i64", "u64", "i8", "u8", "i16", "u16", "enum".
+// "entity", "f64", "i64", "u64", "i8", "u8", "i16", "u16", "enum", "str".
 absl::string_view FieldTypeName(FieldType type);
 // FieldBlobSize / FieldMemorySize (type): bytes of a field of `type` in a blob and of
-// its C++ member, for the types of one size; an enum's are its integer's (use the
-// FieldInfo overloads).
+// its C++ member, for the types of one size; an enum's are its integer's, a str's its
+// capacity (use the FieldInfo overloads).
 uint32_t FieldBlobSize(FieldType type);
 uint32_t FieldMemorySize(FieldType type);
 
+// IsFixedString<M>: M is a FixedString<N>.
+template <typename M>
+inline constexpr bool IsFixedString = false;
+template <size_t N>
+inline constexpr bool IsFixedString<FixedString<N>> = true;
+
 // FieldTypeFor<M>: the FieldType of a C++ member type M (Vector4 is vec4; declare a
-// color with ComponentDeclaration::Color).
+// color with ComponentDeclaration::Color, an enum with ComponentDeclaration::Enum).
 template <typename M>
 constexpr std::optional<FieldType> FieldTypeFor() {
+  if constexpr (IsFixedString<M>) return FieldType::kString;
   if constexpr (std::is_same_v<M, float>) return FieldType::kF32;
   if constexpr (std::is_same_v<M, int32_t>) return FieldType::kI32;
   if constexpr (std::is_same_v<M, uint32_t>) return FieldType::kU32;
@@ -126,6 +141,8 @@ struct FieldInfo {
   // declaration order (shared by copies of the field).
   FieldType integer = FieldType::kI32;
   std::shared_ptr<const std::vector<EnumValue>> enum_values;
+  // kString: the most bytes of text (1 to kMaxFieldBytes), the member's and the blob's size.
+  uint32_t capacity = 0;
 };
 
 // FieldBlobSize / FieldMemorySize: bytes of `field` in a blob and of its C++ member.
@@ -140,10 +157,15 @@ std::string FieldLayoutType(const FieldInfo& field);
 // or a name or value given twice.
 absl::Status CheckEnumValues(const FieldInfo& field);
 
+// CheckStringCapacity: InvalidArgument naming the field for a str whose capacity is
+// not 1 to kMaxFieldBytes.
+absl::Status CheckStringCapacity(const FieldInfo& field);
+
 // FieldMigration: how the bytes of a field in a blob written under another declaration
 // become the declared field's. Made by PlanFieldMigration, used by DecodeField.
 struct FieldMigration {
-  // blob_size: bytes of the field in the blob.
+  // blob_size: bytes of the field in the blob (a str of smaller capacity: the rest of
+  // the member is zero, the empty rest of a text).
   uint32_t blob_size = 0;
   // renumber: an enum's blob values whose name has another value now (by name).
   std::vector<std::pair<uint64_t, uint64_t>> renumber;
@@ -151,8 +173,9 @@ struct FieldMigration {
   std::vector<EnumValue> lost;
 };
 // PlanFieldMigration: how to read `field` from a blob field of layout type `blob_type`
-// (FieldLayoutType) and `blob_size` bytes. The same type is read as is; an enum held in
-// the same integer type is read by name (a value whose name has another number is
+// (FieldLayoutType) and `blob_size` bytes. The same type is read as is; a str of at most
+// the declared capacity is read as its text; an enum held in the same integer type is
+// read by name (a value whose name has another number is
 // renumbered; one whose name is gone is listed in `lost`, and FindLostValue refuses a
 // blob that holds it). Anything else is FailedPrecondition saying what differs.
 absl::StatusOr<FieldMigration> PlanFieldMigration(const FieldInfo& field, absl::string_view blob_type,

@@ -1,8 +1,9 @@
 // The field types beyond f32, i32, u32 and the vectors end to end: the numeric ones
-// (f64, i64, u64, i8, u8, i16, u16) and enums. Compile with errors naming the field,
+// (f64, i64, u64, i8, u8, i16, u16), enums and fixed-capacity strings. Compile with errors naming the field,
 // the blob layout in both byte orders, spawn, properties, save, load, inspect, export
 // and recompile to the same bytes, at the types' edges (integers past 2^53, -0.0, NaNs
-// with payloads, enum values without a name), and the migration rules.
+// with payloads, enum values without a name, strings at their capacity and bytes that
+// are not text), and the migration rules.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -546,6 +547,201 @@ TEST(EnumFields, AnEnumInAnotherIntegerTypeIsRefused) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("field \"faction\" is enum.u16{neutral=0,red=1} (2 bytes) in the blob, "
                                  "enum.u8{neutral=0,red=1,blue=2} (1 bytes) in the declaration")));
+}
+
+// Strings: at capacity, one byte, longer than a layout line.
+struct Nameplate {
+  FixedString<8> title = "wanderer";
+  FixedString<1> mark;
+  FixedString<300> bio;
+};
+
+const ComponentRegistry& NameplateRegistry() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(ComponentDeclaration<Nameplate>("nameplate")
+                           .Field("title", &Nameplate::title)
+                           .Field("mark", &Nameplate::mark)
+                           .Field("bio", &Nameplate::bio)
+                           .Build()),
+                IsOk());
+    return r;
+  }();
+  return *registry;
+}
+
+absl::StatusOr<std::vector<std::byte>> CompilePlates(const std::string& fields) {
+  return CompileWith(NameplateRegistry(),
+                     absl::StrCat(R"({"entities": [{"components": [{"type": "nameplate", )", fields, "}]}]}"));
+}
+
+TEST(StringFields, LayoutIsTheCapacity) {
+  const ComponentType* type = NameplateRegistry().Find("nameplate");
+  ASSERT_NE(type, nullptr);
+  EXPECT_EQ(type->layout(), "title:str:8;mark:str:1;bio:str:300");
+  EXPECT_EQ(type->instance_size(), 309u);
+  EXPECT_TRUE(type->identity_layout());
+}
+
+TEST(StringFields, LengthsAreCheckedInBytesNamingTheField) {
+  struct Case {
+    const char* fields;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"("title": "wanderers")", "\"title\": \"wanderers\" is 9 bytes, more than its 8"},
+      {R"("title": "\u65e5\u672c\u8a9e")", "is 9 bytes, more than its 8"},  // three characters
+      {R"("mark": "ab")", "\"mark\": \"ab\" is 2 bytes, more than its 1"},
+      {R"("title": "a\u0000b")", "\"title\": a NUL byte at 1 (a str holds text without NULs)"},
+      {R"("title": 7)", "\"title\": expected a string, got number"},
+      {R"("title": [104])", "\"title\": expected a string, got array"},
+      {R"("mark": {"unchecked": [1, 2]})", "\"mark\": expected 1 byte values, got 2"},
+      {R"("mark": {"unchecked": [256]})", "\"mark\": [0]: expected a byte value 0 to 255, got 256"},
+      {R"("mark": {"unchecked": [-1]})", "[0]: expected a byte value 0 to 255, got -1"},
+      {R"("mark": {"unchecked": ["a"]})", "[0]: expected a byte value 0 to 255, got \"a\""},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(CompilePlates(c.fields), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.fields;
+  }
+  EXPECT_THAT(CompilePlates(R"("title": "h\u00e9ros!!", "mark": "x", "bio": "")"), IsOk());  // 8 bytes
+  EXPECT_THAT(CompilePlates(R"("title": {"unchecked": "12345678"}, "mark": {"unchecked": [255]})"), IsOk());
+  EXPECT_THAT(CompilePlates(absl::StrCat(R"("bio": ")", std::string(300, 'b'), "\"")), IsOk());
+  EXPECT_THAT(CompilePlates(absl::StrCat(R"("bio": ")", std::string(301, 'b'), "\"")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("301 bytes, more than its 300")));
+}
+
+TEST(StringFields, BuildRefusesACapacityPastTheLimit) {
+  struct Huge {
+    FixedString<kMaxFieldBytes + 1> text;
+  };
+  EXPECT_THAT(ComponentDeclaration<Huge>("huge").Field("text", &Huge::text).Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("field \"text\": a str holds 1 to 1024 bytes, not 1025")));
+  struct Limit {
+    FixedString<kMaxFieldBytes> text;
+  };
+  EXPECT_THAT(ComponentDeclaration<Limit>("limit").Field("text", &Limit::text).Build().status(), IsOk());
+  EXPECT_THAT(ComponentDeclaration<Nameplate>("raw")
+                  .RawString("title", 0, 0)
+                  .TransientBytes(0, sizeof(Nameplate))
+                  .Build()
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a str holds 1 to 1024 bytes, not 0")));
+  EXPECT_THAT(ComponentDeclaration<Nameplate>("raw")
+                  .RawString("title", 0, 8)
+                  .TransientBytes(8, sizeof(Nameplate) - 8)
+                  .Build()
+                  .status(),
+              IsOk());
+}
+
+TEST(StringFields, BothByteOrdersHoldTheSameBytes) {
+  const ComponentType* type = NameplateRegistry().Find("nameplate");
+  const nlohmann::json config = nlohmann::json::parse(R"({"type": "nameplate", "title": "abc", "mark": "z"})");
+  std::vector<std::byte> native, other;
+  ComponentDataWriter native_writer(kNativeEndianness, &native);
+  ComponentDataWriter other_writer(
+      kNativeEndianness == Endianness::kLittle ? Endianness::kBig : Endianness::kLittle, &other);
+  ASSERT_THAT(type->Compile(config, native_writer), IsOk());
+  ASSERT_THAT(type->Compile(config, other_writer), IsOk());
+  ASSERT_EQ(native.size(), 309u);
+  EXPECT_EQ(native, other);
+  EXPECT_EQ(std::memcmp(native.data(), "abc\0\0\0\0\0z", 9), 0);
+}
+
+TEST(StringFields, CompileSpawnSetSaveLoadExportCompileIsByteIdentical) {
+  const std::string level = absl::StrCat(R"({"entities": [
+    {"name": "a", "components": [{"type": "nameplate", "title": "h\u00e9ros", "mark": "!", "bio": ")",
+                                         std::string(300, 'x'), R"("}]},
+    {"name": "b", "components": [{"type": "nameplate", "title": "", "mark": {"unchecked": [200]}}]},
+    {"name": "c", "components": [{"type": "nameplate"}]}]})");
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> compiled, CompileWith(NameplateRegistry(), level));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(NameplateRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 3u);
+  auto plate = [](World& w, Entity entity) {
+    return w.pages().TryGet(entity, w.Pages<Nameplate>().component());
+  };
+  EXPECT_EQ(plate(*world, e[0])->title.view(), "h\xc3\xa9ros");
+  EXPECT_EQ(plate(*world, e[0])->bio.size(), 300u);
+  EXPECT_TRUE(plate(*world, e[1])->title.empty());
+  EXPECT_EQ(plate(*world, e[2])->title.view(), "wanderer");
+
+  PropertySystem& properties = world->properties();
+  STRATA_ASSERT_OK_AND_ASSIGN(PropertyValue title, properties.Get(e[2], "nameplate", "title"));
+  EXPECT_EQ(std::get<std::string>(title), "wanderer");
+  ASSERT_THAT(properties.Set(e[2], "nameplate", "title", PropertyValue(std::string("rogue"))), IsOk());
+  EXPECT_EQ(plate(*world, e[2])->title.view(), "rogue");
+  EXPECT_EQ(plate(*world, e[2])->title, FixedString<8>("rogue"));  // the rest is zero
+  EXPECT_THAT(properties.Set(e[2], "nameplate", "title", PropertyValue(std::string("rogue-ish"))),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"title\": \"rogue-ish\" is 9 bytes, more than its 8")));
+  EXPECT_THAT(properties.Set(e[2], "nameplate", "title", PropertyValue(std::string("a\0b", 3))),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"title\": a NUL byte at 1")));
+  EXPECT_THAT(properties.Set(e[2], "nameplate", "title", PropertyValue(1.0f)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(plate(*world, e[2])->title.view(), "rogue");
+  // A set by name takes any bytes that fit, UTF-8 or not; a system writes raw bytes
+  // (not UTF-8, and garbage after a NUL).
+  ASSERT_THAT(properties.Set(e[2], "nameplate", "mark", PropertyValue(std::string("\xff"))), IsOk());
+  std::memcpy(static_cast<void*>(&plate(*world, e[1])->title), "ab\0zz\xfe\0q", 8);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(NameplateRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, loaded->Spawn(saved_view));
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(plate(*loaded, again[2])->title.view(), "rogue");
+  EXPECT_EQ(std::memcmp(&plate(*loaded, again[1])->title, "ab\0zz\xfe\0q", 8), 0);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> resaved, loaded->SaveAll());
+  EXPECT_EQ(resaved, saved);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::string listing, DescribeResource(saved_view, NameplateRegistry()));
+  EXPECT_THAT(listing, HasSubstr("title=\"rogue\""));
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json exported, ExportLevel(saved_view, NameplateRegistry()));
+  const nlohmann::json& b = exported["entities"][1]["components"][0];
+  EXPECT_EQ(b["title"], nlohmann::json::parse(R"({"unchecked": [97, 98, 0, 122, 122, 254, 0, 113]})")) << b.dump();
+  EXPECT_EQ(b["mark"], nlohmann::json::parse(R"({"unchecked": [200]})")) << b.dump();
+  const nlohmann::json& c = exported["entities"][2]["components"][0];
+  EXPECT_EQ(c["title"], "rogue");
+  EXPECT_EQ(c["mark"], nlohmann::json::parse(R"({"unchecked": [255]})")) << c.dump();
+  EXPECT_EQ(exported["entities"][0]["components"][0]["title"], "h\u00e9ros");
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> recompiled, CompileWith(NameplateRegistry(), exported.dump()));
+  EXPECT_EQ(recompiled, saved) << exported.dump();
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json first, ExportLevel(view, NameplateRegistry()));
+  EXPECT_EQ(*CompileWith(NameplateRegistry(), first.dump()), compiled) << first.dump();
+}
+
+TEST(StringFields, AStrThatGrewLoadsOldBlobsAndOneThatShrankIsRefused) {
+  struct Short {
+    FixedString<4> title = "abcd";
+  };
+  ComponentRegistry short_registry;
+  ASSERT_THAT(short_registry.Add(ComponentDeclaration<Short>("nameplate").Field("title", &Short::title).Build()),
+              IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::byte> old_blob,
+      CompileWith(short_registry, R"({"entities": [{"components": [{"type": "nameplate"}]},
+                                                   {"components": [{"type": "nameplate", "title": "xy"}]}]})"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(old_blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(NameplateRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  const Nameplate* full = world->pages().TryGet(e[0], world->Pages<Nameplate>().component());
+  EXPECT_EQ(full->title, FixedString<8>("abcd"));
+  EXPECT_EQ(world->pages().TryGet(e[1], world->Pages<Nameplate>().component())->title, FixedString<8>("xy"));
+  EXPECT_TRUE(full->bio.empty());  // added since: its default
+
+  // Back: a blob of 8-byte titles where titles hold 4.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> long_blob, CompilePlates(R"("title": "ab")"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView long_view, EntityResourceView::Create(long_blob));
+  ComponentRegistry title_only;
+  ASSERT_THAT(title_only.Add(ComponentDeclaration<Short>("nameplate").Field("title", &Short::title).Build()), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> small, World::Create(title_only));
+  EXPECT_THAT(small->Spawn(long_view).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("field \"title\" is str (8 bytes) in the blob, str (4 bytes) in the declaration")));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/fixed_string.h"
 #include "base/matrix.h"
 #include "base/status_macros.h"
 #include "component/declare.h"
@@ -33,6 +34,7 @@ struct Zoo {
   uint16_t u16 = 3;
   Faction faction = Faction::kNeutral;
   Mood mood = Mood::kCalm;
+  FixedString<8> title = "zoo";
   IdString32 tag;
   Entity target;
   bool flag = false;
@@ -52,6 +54,7 @@ absl::Status RegisterFuzzComponents(ComponentRegistry& registry) {
                           .Enum("faction", &Zoo::faction,
                                 {{"neutral", Faction::kNeutral}, {"red", Faction::kRed}, {"blue", Faction::kBlue}})
                           .Enum("mood", &Zoo::mood, {{"grim", Mood::kGrim}, {"calm", Mood::kCalm}, {"glad", Mood::kGlad}})
+                          .Field("title", &Zoo::title)
                           .Field("tag", &Zoo::tag)
                           .Field("target", &Zoo::target)
                           .Field("flag", &Zoo::flag)

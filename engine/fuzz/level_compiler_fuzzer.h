@@ -3,9 +3,10 @@
 //
 // `text` is compiled as level JSON with every component the game-built tools know
 // (SampleRegistry()) and a "zoo" type with one field of each other field type (the
-// wide and narrow numbers, enums), rejecting and then skipping unknown types. Whatever compiles must
-// pass the validating view, spawn into a fresh World, describe (the inspect listing)
-// and export to level JSON that compiles back to the same bytes. Any violation is a
+// wide and narrow numbers, enums, strings), rejecting and then skipping unknown
+// types. Whatever compiles must pass the validating view, spawn into a fresh World,
+// describe (the inspect listing) and export to level JSON that compiles back to the
+// same bytes. Any violation is a
 // finding: the reason goes to stderr and the process aborts. Rejected input is fine.
 #ifndef STRATA_ENGINE_FUZZ_LEVEL_COMPILER_FUZZER_H_
 #define STRATA_ENGINE_FUZZ_LEVEL_COMPILER_FUZZER_H_
