@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -65,10 +66,100 @@ absl::Status ComponentType::RegisterCompiler(EntityCompiler& compiler) const {
 
 namespace component_internal {
 
+namespace {
+
+// MemberNames: "hp, max, attacker", the keys of an object shape, for messages.
+std::string MemberNames(const FieldShape& object) {
+  std::string names;
+  for (const FieldShape& member : object.children) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", member.key);
+  }
+  return names.empty() ? "no fields" : names;
+}
+
+bool HasMember(const FieldShape& object, absl::string_view key) {
+  for (const FieldShape& member : object.children) {
+    if (member.key == key) return true;
+  }
+  return false;
+}
+
+// CompileShape: the blob bytes of `node`'s fields from `value` (nullptr: absent, every
+// field below takes its default), in field order.
+absl::Status CompileShape(const ComponentType& type, const FieldShape& node, const nlohmann::json* value,
+                          ComponentDataWriter& out) {
+  auto error = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", node.path, "\": ", what));
+  };
+  switch (node.kind) {
+    case FieldShape::Kind::kField:
+      return CompileField(type.fields()[node.field], value, type.defaults().data(), out);
+    case FieldShape::Kind::kArray:
+      if (value != nullptr && !value->is_array()) {
+        return error(absl::StrCat("expected an array of at most ", node.children.size(), " elements, got ",
+                                  value->type_name()));
+      }
+      if (value != nullptr && value->size() > node.children.size()) {
+        return error(absl::StrCat(value->size(), " elements, more than its ", node.children.size()));
+      }
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        // Elements past the given ones take their defaults.
+        const nlohmann::json* element = value != nullptr && i < value->size() ? &(*value)[i] : nullptr;
+        STRATA_RETURN_IF_ERROR(CompileShape(type, node.children[i], element, out));
+      }
+      return absl::OkStatus();
+    case FieldShape::Kind::kObject:
+      if (value != nullptr) {
+        if (!value->is_object()) return error(absl::StrCat("expected an object, got ", value->type_name()));
+        for (auto it = value->begin(); it != value->end(); ++it) {
+          if (!HasMember(node, it.key())) {
+            return error(absl::StrCat("unknown key \"", UserText(it.key()), "\" (", node.path, " has: ",
+                                      MemberNames(node), ")"));
+          }
+        }
+      }
+      for (const FieldShape& member : node.children) {
+        const nlohmann::json* given = nullptr;
+        if (value != nullptr) {
+          auto it = value->find(member.key);
+          if (it != value->end()) given = &*it;
+        }
+        STRATA_RETURN_IF_ERROR(CompileShape(type, member, given, out));
+      }
+      return absl::OkStatus();
+  }
+  return absl::InternalError("field shape");
+}
+
+nlohmann::json ExportShape(const ComponentType& type, const FieldShape& node, const std::byte* instance,
+                           const FieldTextLookup& lookup) {
+  switch (node.kind) {
+    case FieldShape::Kind::kField: {
+      const FieldInfo& f = type.fields()[node.field];
+      return ExportField(f, instance + f.blob_offset, lookup);
+    }
+    case FieldShape::Kind::kArray: {
+      nlohmann::json array = nlohmann::json::array();
+      for (const FieldShape& element : node.children) array.push_back(ExportShape(type, element, instance, lookup));
+      return array;
+    }
+    case FieldShape::Kind::kObject: {
+      nlohmann::json object = nlohmann::json::object();
+      for (const FieldShape& member : node.children) {
+        object[member.key] = ExportShape(type, member, instance, lookup);
+      }
+      return object;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& config,
                              ComponentDataWriter& out) {
   if (!config.is_object()) return absl::InvalidArgumentError("component: expected an object");
-  const absl::Span<const FieldInfo> fields = type.fields();
+  const FieldShape& root = type.shape();
   for (auto it = config.begin(); it != config.end(); ++it) {
     const std::string& key = it.key();
     if (key == "type") continue;
@@ -81,21 +172,14 @@ absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& co
       }
       continue;
     }
-    bool known = false;
-    for (const FieldInfo& f : fields) known = known || f.name == key;
-    if (!known) {
-      std::vector<absl::string_view> names;
-      for (const FieldInfo& f : fields) names.push_back(f.name);
-      return absl::InvalidArgumentError(absl::StrCat("unknown key \"", UserText(key), "\" (",
-                                                     type.name(), " has: ",
-                                                     names.empty() ? "no fields" : absl::StrJoin(names, ", "),
-                                                     ")"));
+    if (!HasMember(root, key)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown key \"", UserText(key), "\" (", type.name(), " has: ", MemberNames(root), ")"));
     }
   }
-  for (const FieldInfo& f : fields) {
-    auto it = config.find(f.name);
-    STRATA_RETURN_IF_ERROR(
-        CompileField(f, it == config.end() ? nullptr : &*it, type.defaults().data(), out));
+  for (const FieldShape& member : root.children) {
+    auto it = config.find(member.key);
+    STRATA_RETURN_IF_ERROR(CompileShape(type, member, it == config.end() ? nullptr : &*it, out));
   }
   return absl::OkStatus();
 }
@@ -108,11 +192,7 @@ absl::StatusOr<nlohmann::json> ExportDeclared(const ComponentType& type,
                                             instance.size(), " bytes, declared ",
                                             type.instance_size()));
   }
-  nlohmann::json object = nlohmann::json::object();
-  for (const FieldInfo& f : type.fields()) {
-    object[f.name] = ExportField(f, instance.data() + f.blob_offset, lookup);
-  }
-  return object;
+  return ExportShape(type, type.shape(), instance.data(), lookup);
 }
 
 absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const FieldInfo> fields,
@@ -125,11 +205,17 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
     return absl::InvalidArgumentError(absl::StrCat("component type \"", UserText(type_name),
                                                    "\": names beginning with \"strata.\" are reserved"));
   }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const FieldInfo& f = fields[i];
+  if (fields.size() > kMaxDeclaredFields) {
+    return absl::InvalidArgumentError(absl::StrCat("component type \"", type_name, "\": ", fields.size(),
+                                                   " fields, more than ", kMaxDeclaredFields,
+                                                   " (each array element is one)"));
+  }
+  absl::flat_hash_set<absl::string_view> names;
+  for (const FieldInfo& f : fields) {
     if (f.name.empty()) return error(f, "empty field name");
     if (f.name == "type" || f.name == "name") return error(f, "\"type\" and \"name\" are the component's own keys");
     if (f.name.find_first_of(":;") != std::string::npos) return error(f, "field names may not contain ':' or ';'");
+    if (!names.insert(f.name).second) return error(f, "declared twice");
     if (f.type == FieldType::kEnum || f.type == FieldType::kString) {
       absl::Status values = f.type == FieldType::kEnum ? CheckEnumValues(f) : CheckStringCapacity(f);
       if (!values.ok()) {
@@ -149,14 +235,44 @@ absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const F
     if ((f.min || f.max) && !IsNumeric(f.type)) {
       return error(f, absl::StrCat("a range needs a numeric field, not ", FieldTypeName(f.type)));
     }
-    for (size_t j = 0; j < i; ++j) {
-      const FieldInfo& g = fields[j];
-      if (g.name == f.name) return error(f, "declared twice");
-      const size_t g_size = FieldMemorySize(g);
-      if (f.offset < g.offset + g_size && g.offset < f.offset + size) {
-        return error(f, absl::StrCat("overlaps field \"", g.name, "\""));
+  }
+  // Overlaps: in offset order, a field that starts before the furthest end so far.
+  std::vector<size_t> by_offset(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) by_offset[i] = i;
+  std::stable_sort(by_offset.begin(), by_offset.end(),
+                   [&](size_t a, size_t b) { return fields[a].offset < fields[b].offset; });
+  const FieldInfo* furthest = nullptr;
+  for (size_t i : by_offset) {
+    const FieldInfo& f = fields[i];
+    if (furthest != nullptr && f.offset < furthest->offset + FieldMemorySize(*furthest)) {
+      // Name the one declared later as overlapping the earlier.
+      const bool f_later = &f > furthest;
+      return error(f_later ? f : *furthest, absl::StrCat("overlaps field \"", (f_later ? *furthest : f).name, "\""));
+    }
+    if (furthest == nullptr || f.offset + FieldMemorySize(f) > furthest->offset + FieldMemorySize(*furthest)) {
+      furthest = &f;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckShape(absl::string_view type_name, const FieldShape& shape) {
+  for (const FieldShape& member : shape.children) {
+    if (shape.kind == FieldShape::Kind::kObject) {
+      // An object's members are named; the root's are the component's keys.
+      auto error = [&](absl::string_view what) {
+        return absl::InvalidArgumentError(absl::StrCat("component type \"", type_name, "\": field \"",
+                                                       UserText(member.path), "\": ", what));
+      };
+      if (member.key.empty()) return error("empty field name");
+      if (member.key.find_first_of(".[]") != std::string::npos) {
+        return error("field names may not contain '.', '[' or ']' (a nested field's path uses them)");
+      }
+      if (shape.path.empty() && (member.key == "type" || member.key == "name")) {
+        return error("\"type\" and \"name\" are the component's own keys");
       }
     }
+    STRATA_RETURN_IF_ERROR(CheckShape(type_name, member));
   }
   return absl::OkStatus();
 }

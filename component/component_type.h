@@ -105,6 +105,23 @@ struct SaveContext {
 
 class ComponentType;
 
+// FieldShape: how a declared type's fields nest in level JSON. Fields are flat, in
+// declaration order, named by their path ("hp", "stats.armor", "slots[2].count"); the
+// shape gives them back their JSON form: the component is an object of its members, a
+// nested declared struct an object, an array member an array, a field a leaf.
+struct FieldShape {
+  enum class Kind : uint8_t { kObject, kArray, kField };
+  Kind kind = Kind::kObject;
+  // key: the member's name in its parent object (empty for array elements and the
+  // root). path: the member's path, for messages ("stats", "slots[2]"; empty at the root).
+  std::string key;
+  std::string path;
+  // field: kField's index in ComponentType::fields().
+  uint32_t field = 0;
+  // children: an object's members in declaration order, an array's elements.
+  std::vector<FieldShape> children;
+};
+
 namespace component_internal {
 // The compile function of a declared type: checks keys, then compiles every field.
 absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& config,
@@ -113,10 +130,15 @@ absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& co
 absl::StatusOr<nlohmann::json> ExportDeclared(const ComponentType& type,
                                               absl::Span<const std::byte> instance,
                                               const FieldTextLookup& lookup);
-// Declared-type checks: names, sizes, overlaps, bounds that are numbers (not NaN).
-// InvalidArgument naming the field.
+// Declared-type checks: names, sizes, overlaps, bounds that are numbers (not NaN), at
+// most kMaxDeclaredFields fields. InvalidArgument naming the field. O(n log n).
 absl::Status CheckDeclaredFields(absl::string_view type_name, absl::Span<const FieldInfo> fields,
                                  size_t struct_size);
+// kMaxDeclaredFields: the most fields a type declares (each array element counts).
+inline constexpr size_t kMaxDeclaredFields = 4096;
+// The member names of `shape`'s objects hold none of '.', '[', ']' (a field's path
+// uses them). InvalidArgument naming the member.
+absl::Status CheckShape(absl::string_view type_name, const FieldShape& shape);
 // ByteRange: bytes [offset, offset + size) of a struct.
 struct ByteRange {
   size_t offset = 0;
@@ -208,8 +230,12 @@ class ComponentType {
   // layout: "name:type:bytes;..." of the blob instance; fingerprint: its XXH32.
   const std::string& layout() const { return layout_; }
   uint32_t fingerprint() const { return fingerprint_; }
-  // fields: the declared fields (empty for custom types).
+  // fields: the declared fields (empty for custom types), flattened: a nested struct's
+  // and an array's are one per leaf ("stats.hp", "slots[2]").
   absl::Span<const FieldInfo> fields() const { return fields_; }
+  // shape: how the fields nest in level JSON (an object with no members for custom
+  // types).
+  const FieldShape& shape() const { return shape_; }
   // defaults: the bytes of a default-constructed struct (declared types).
   absl::Span<const std::byte> defaults() const { return defaults_; }
   // cpp_size: sizeof the declared struct (0 for custom types).
@@ -259,6 +285,7 @@ class ComponentType {
   std::string layout_;
   uint32_t fingerprint_ = 0;
   std::vector<FieldInfo> fields_;
+  FieldShape shape_;
   std::vector<std::byte> defaults_;
   bool identity_layout_ = false;
   const void* cpp_type_ = nullptr;

@@ -40,6 +40,8 @@
 #ifndef STRATA_COMPONENT_DECLARE_H_
 #define STRATA_COMPONENT_DECLARE_H_
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -70,6 +72,31 @@ namespace strata {
 inline constexpr int kDefaultSpawnOrder = 100;
 
 namespace component_internal {
+
+// ArrayTraits<M>: for M = E[N] or std::array<E, N>, kExtent N, Element E, and kCount
+// the innermost elements (arrays of arrays multiply); for anything else kExtent 0 and
+// kCount 1. ArrayLeaf<M>: the innermost element type.
+template <typename M>
+struct ArrayTraits {
+  static constexpr size_t kExtent = 0;
+  static constexpr size_t kCount = 1;
+  using Element = M;
+  using Leaf = M;
+};
+template <typename E, size_t N>
+struct ArrayTraits<E[N]> {
+  static constexpr size_t kExtent = N;
+  static constexpr size_t kCount = N * ArrayTraits<E>::kCount;
+  using Element = E;
+  using Leaf = typename ArrayTraits<E>::Leaf;
+};
+template <typename E, size_t N>
+struct ArrayTraits<std::array<E, N>> : ArrayTraits<E[N]> {
+  static_assert(N > 0, "an array field has at least one element");
+  static_assert(sizeof(std::array<E, N>) == N * sizeof(E), "std::array holds its elements only");
+};
+template <typename M>
+using ArrayLeaf = typename ArrayTraits<M>::Leaf;
 
 template <typename T>
 class PageStore final : public ComponentStore {
@@ -241,39 +268,72 @@ template <typename T>
 class ComponentDeclaration {
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
                 "a declared component is a plain struct, copied with memcpy");
+  // A declaration reads a nested one's fields.
+  template <typename S>
+  friend class ComponentDeclaration;
 
  public:
   explicit ComponentDeclaration(std::string type_name,
                                 ComponentStorage storage = ComponentStorage::kPages)
       : type_name_(std::move(type_name)), storage_(storage) {}
 
-  // Field: a field for `member`; its type follows the member's C++ type.
+  // Field: a field for `member`; its type follows the member's C++ type. A member that
+  // is an array (E[N] or std::array<E, N>, of any depth) of a field type is N fields,
+  // "name[0]" .. "name[N-1]", a JSON array (of at most N elements: the rest take their
+  // defaults). Options that follow (Min, ReadOnly, ...) apply to every element.
   template <typename M>
   ComponentDeclaration& Field(std::string name, M T::*member) {
-    static_assert(!std::is_enum_v<M>, "declare an enum member with Enum(name, member, its named values)");
-    constexpr std::optional<FieldType> kType = FieldTypeFor<M>();
-    static_assert(kType.has_value(), "no field type for this member type (see component/field.h)");
-    AddField(std::move(name), *kType, OffsetOf(member));
-    if constexpr (IsFixedString<M>) {
-      return Last([](FieldInfo& f) { f.capacity = static_cast<uint32_t>(M::kCapacity); });
-    }
-    return *this;
+    using Leaf = component_internal::ArrayLeaf<M>;
+    static_assert(!std::is_enum_v<Leaf>, "declare an enum member with Enum(name, member, its named values)");
+    static_assert(FieldTypeFor<Leaf>().has_value(), "no field type for this member type (see component/field.h)");
+    return AddMember<M>(std::move(name), OffsetOf(member), 1, [this](const std::string& path, size_t offset) {
+      return AddLeaf(path, offset, [](FieldInfo& f) {
+        f.type = *FieldTypeFor<Leaf>();
+        if constexpr (IsFixedString<Leaf>) f.capacity = static_cast<uint32_t>(Leaf::kCapacity);
+      });
+    });
   }
-  // Enum: an enum member, written by name in level JSON, properties, inspect and
-  // export: .Enum("faction", &Unit::faction, {{"neutral", Faction::kNeutral}, ...}).
+  // Field (nested): a member whose struct S (or an array of S) has a declaration of its
+  // own, used as a field: S's fields become "name.field" (properties, layout), and the
+  // member a JSON object of them; S's transients stay transient. The outer struct's
+  // default member values are the defaults. Options that follow apply to all of S's
+  // fields. The declaration's type name, storage and spawn order are not used.
+  template <typename M, typename S>
+  ComponentDeclaration& Field(std::string name, M T::*member, const ComponentDeclaration<S>& declaration) {
+    static_assert(std::is_same_v<component_internal::ArrayLeaf<M>, S>,
+                  "the declaration is of the member's struct (or of its array's elements)");
+    if (!declaration.error_.ok() || !declaration.observers_.empty()) {
+      if (error_.ok()) {
+        error_ = !declaration.error_.ok()
+                     ? declaration.error_
+                     : absl::InvalidArgumentError(absl::StrCat("component type \"", type_name_, "\": field \"",
+                                                               UserText(name), "\": a nested declaration's "
+                                                               "observers would never run"));
+      }
+      return *this;
+    }
+    return AddMember<M>(std::move(name), OffsetOf(member), std::max<size_t>(declaration.fields_.size(), 1),
+                        [this, &declaration](const std::string& path, size_t offset) {
+                          return Splice(declaration, path, offset);
+                        });
+  }
+  // Enum: an enum member (or an array of them), written by name in level JSON,
+  // properties, inspect and export:
+  // .Enum("faction", &Unit::faction, {{"neutral", Faction::kNeutral}, ...}).
   // Its integer type is the enum's underlying type (8 to 64 bits). Build refuses a
   // name that is not an identifier, a name or value given twice, and a default (the
   // struct's) that is none of the values. Blobs hold the integer; a blob written
   // before values were added or renumbered loads by name, and one holding a value
   // whose name was removed is refused naming it.
-  template <typename E>
-  ComponentDeclaration& Enum(std::string name, E T::*member,
+  template <typename M, typename E = component_internal::ArrayLeaf<M>>
+  ComponentDeclaration& Enum(std::string name, M T::*member,
                              std::initializer_list<std::pair<std::string, std::type_identity_t<E>>> values) {
     static_assert(std::is_enum_v<E>, "Enum declares an enum member");
     using Underlying = std::underlying_type_t<E>;
     constexpr std::optional<FieldType> kInteger = FieldTypeFor<Underlying>();
     static_assert(kInteger.has_value() && kInteger != FieldType::kF32 && kInteger != FieldType::kF64,
                   "an enum's underlying type is one of int8_t .. uint64_t");
+    constexpr FieldType kIntegerType = *kInteger;
     auto named = std::make_shared<std::vector<EnumValue>>();
     for (const auto& [value_name, value] : values) {
       // Sign-extended for signed types (EnumValue::value).
@@ -282,33 +342,39 @@ class ComponentDeclaration {
                                                          : static_cast<uint64_t>(integer);
       named->push_back(EnumValue{value_name, bits});
     }
-    AddField(std::move(name), FieldType::kEnum, OffsetOf(member));
-    return Last([&](FieldInfo& f) {
-      f.integer = *kInteger;
-      f.enum_values = std::move(named);
+    std::shared_ptr<const std::vector<EnumValue>> shared = std::move(named);
+    return AddMember<M>(std::move(name), OffsetOf(member), 1, [this, &shared](const std::string& path, size_t offset) {
+      return AddLeaf(path, offset, [&](FieldInfo& f) {
+        f.type = FieldType::kEnum;
+        f.integer = kIntegerType;
+        f.enum_values = shared;
+      });
     });
   }
   // Color: a Vector4 member as an RGBA color.
   ComponentDeclaration& Color(std::string name, Vector4 T::*member) {
-    return AddField(std::move(name), FieldType::kColor, OffsetOf(member));
+    return RawField(std::move(name), FieldType::kColor, OffsetOf(member));
   }
   // RawField: a field of `type` at byte `offset` of T (checked by Build; an enum
   // needs its values, RawEnum, and a str its capacity, RawString).
   ComponentDeclaration& RawField(std::string name, FieldType type, size_t offset) {
-    return AddField(std::move(name), type, offset);
+    return AddMember<char>(std::move(name), offset, 1, [&](const std::string& path, size_t at) {
+      return AddLeaf(path, at, [type](FieldInfo& f) { f.type = type; });
+    });
   }
   // RawString: a str of `capacity` bytes at byte `offset` (a FixedString's layout).
   ComponentDeclaration& RawString(std::string name, size_t offset, uint32_t capacity) {
-    AddField(std::move(name), FieldType::kString, offset);
-    return Last([capacity](FieldInfo& f) { f.capacity = capacity; });
+    return RawField(std::move(name), FieldType::kString, offset).Last([capacity](FieldInfo& f) {
+      f.capacity = capacity;
+    });
   }
   // RawEnum: an enum field held in `integer` (int8_t .. uint64_t) at byte `offset`.
   ComponentDeclaration& RawEnum(std::string name, FieldType integer, size_t offset,
                                 std::vector<EnumValue> values) {
-    AddField(std::move(name), FieldType::kEnum, offset);
-    return Last([&](FieldInfo& f) {
+    auto shared = std::make_shared<const std::vector<EnumValue>>(std::move(values));
+    return RawField(std::move(name), FieldType::kEnum, offset).Last([&](FieldInfo& f) {
       f.integer = integer;
-      f.enum_values = std::make_shared<const std::vector<EnumValue>>(std::move(values));
+      f.enum_values = shared;
     });
   }
   // Transient: `member` is not a field: spawned with its default, never saved,
@@ -324,7 +390,8 @@ class ComponentDeclaration {
     transients_.push_back({offset, size});
     return *this;
   }
-  // Min / Max / Range / ReadOnly: options of the field declared last.
+  // Min / Max / Range / ReadOnly: options of the member declared last (of each of its
+  // fields: an array's elements, a nested struct's fields).
   ComponentDeclaration& Min(double min) { return Last([min](FieldInfo& f) { f.min = min; }); }
   ComponentDeclaration& Max(double max) { return Last([max](FieldInfo& f) { f.max = max; }); }
   ComponentDeclaration& Range(double min, double max) { return Min(min).Max(max); }
@@ -372,6 +439,8 @@ class ComponentDeclaration {
       return absl::InvalidArgumentError(absl::StrCat(
           "component type \"", type_name_, "\": observers need page storage (kPages)"));
     }
+    absl::Status shape = component_internal::CheckShape(type_name_, shape_);
+    if (!shape.ok()) return shape;
     absl::Status fields = component_internal::CheckDeclaredFields(type_name_, fields_, sizeof(T));
     if (!fields.ok()) return fields;
     absl::Status covered = component_internal::CheckEveryByteDeclared(
@@ -384,6 +453,7 @@ class ComponentDeclaration {
     type.storage_ = storage_;
     type.max_per_entity_ = storage_ == ComponentStorage::kPages ? 1 : 0;
     type.fields_ = fields_;
+    type.shape_ = shape_;
     uint32_t blob_offset = 0;
     bool identity = true;
     for (FieldInfo& f : type.fields_) {
@@ -475,32 +545,114 @@ class ComponentDeclaration {
                                reinterpret_cast<const std::byte*>(&probe));
   }
 
-  ComponentDeclaration& AddField(std::string name, FieldType type, size_t offset) {
-    if (offset > std::numeric_limits<uint32_t>::max()) {
+  // AddMember: the member `key` of type M at `offset`: its fields (M flattened, each
+  // innermost element made by `emit(path, offset)`, which adds `per_element` fields)
+  // and its node in the shape; options that follow apply to all of its fields.
+  template <typename M, typename Emit>
+  ComponentDeclaration& AddMember(std::string key, size_t offset, size_t per_element, const Emit& emit) {
+    const size_t count = component_internal::ArrayTraits<M>::kCount * per_element;
+    if (fields_.size() + count > component_internal::kMaxDeclaredFields) {
       if (error_.ok()) {
         error_ = absl::InvalidArgumentError(absl::StrCat(
-            "component type \"", type_name_, "\": field \"", UserText(name), "\": offset ",
-            offset, " is past 4 GiB"));
+            "component type \"", type_name_, "\": field \"", UserText(key), "\": ", count, " more fields, past ",
+            component_internal::kMaxDeclaredFields, " (each array element is one)"));
       }
       return *this;
     }
-    FieldInfo f;
-    f.name = std::move(name);
-    f.type = type;
-    f.offset = static_cast<uint32_t>(offset);
-    fields_.push_back(std::move(f));
+    member_begin_ = fields_.size();
+    FieldShape node = Flatten<M>(key, offset, emit);
+    node.key = std::move(key);
+    shape_.children.push_back(std::move(node));
     return *this;
+  }
+
+  // Flatten: the shape of a member of type M at `offset` named `path`: an array node
+  // per array level, emit(path, offset) for each innermost element.
+  template <typename M, typename Emit>
+  FieldShape Flatten(const std::string& path, size_t offset, const Emit& emit) {
+    using Traits = component_internal::ArrayTraits<M>;
+    if constexpr (Traits::kExtent != 0) {
+      using Element = typename Traits::Element;
+      FieldShape array;
+      array.kind = FieldShape::Kind::kArray;
+      array.path = path;
+      for (size_t i = 0; i < Traits::kExtent; ++i) {
+        array.children.push_back(Flatten<Element>(absl::StrCat(path, "[", i, "]"), offset + i * sizeof(Element), emit));
+      }
+      return array;
+    } else {
+      return emit(path, offset);
+    }
+  }
+
+  // AddLeaf: one field named `path` at `offset`, made by init(field).
+  template <typename Init>
+  FieldShape AddLeaf(const std::string& path, size_t offset, const Init& init) {
+    FieldShape leaf;
+    leaf.kind = FieldShape::Kind::kField;
+    leaf.path = path;
+    if (offset > std::numeric_limits<uint32_t>::max()) {
+      if (error_.ok()) {
+        error_ = absl::InvalidArgumentError(absl::StrCat(
+            "component type \"", type_name_, "\": field \"", UserText(path), "\": offset ",
+            offset, " is past 4 GiB"));
+      }
+      return leaf;
+    }
+    FieldInfo f;
+    f.name = path;
+    f.offset = static_cast<uint32_t>(offset);
+    init(f);
+    leaf.field = static_cast<uint32_t>(fields_.size());
+    fields_.push_back(std::move(f));
+    return leaf;
+  }
+
+  // Splice: the fields and transients of a nested declaration, at `offset` under
+  // `path`, and its shape (an object).
+  template <typename S>
+  FieldShape Splice(const ComponentDeclaration<S>& nested, const std::string& path, size_t offset) {
+    const uint32_t base = static_cast<uint32_t>(fields_.size());
+    for (const FieldInfo& inner : nested.fields_) {
+      if (inner.offset + uint64_t{FieldMemorySize(inner)} > sizeof(S) && error_.ok()) {
+        error_ = absl::InvalidArgumentError(absl::StrCat("component type \"", type_name_, "\": field \"",
+                                                         UserText(path), ".", UserText(inner.name),
+                                                         "\": outside its struct's ", sizeof(S), " bytes"));
+      }
+      AddLeaf(absl::StrCat(path, ".", inner.name), offset + inner.offset, [&inner](FieldInfo& f) {
+        const std::string name = std::move(f.name);
+        const uint32_t at = f.offset;
+        f = inner;
+        f.name = name;
+        f.offset = at;
+      });
+    }
+    for (const component_internal::ByteRange& t : nested.transients_) transients_.push_back({offset + t.offset, t.size});
+    FieldShape object = Prefixed(nested.shape_, base, path);
+    object.path = path;
+    return object;
+  }
+  // Prefixed: `node` of a nested declaration, its fields renumbered from `base` and its
+  // paths under `path`.
+  static FieldShape Prefixed(const FieldShape& node, uint32_t base, const std::string& path) {
+    FieldShape out;
+    out.kind = node.kind;
+    out.key = node.key;
+    out.path = node.path.empty() ? path : absl::StrCat(path, ".", node.path);
+    out.field = node.field + base;
+    for (const FieldShape& child : node.children) out.children.push_back(Prefixed(child, base, path));
+    return out;
   }
 
   template <typename Fn>
   ComponentDeclaration& Last(Fn fn) {
-    if (fields_.empty()) {
+    if (fields_.empty() || member_begin_ >= fields_.size()) {
       if (error_.ok()) {
         error_ = absl::InvalidArgumentError(
             absl::StrCat("component type \"", type_name_, "\": an option before any field"));
       }
     } else {
-      fn(fields_.back());
+      for (size_t i = member_begin_; i < fields_.size(); ++i) fn(fields_[i]);
     }
     return *this;
   }
@@ -509,6 +661,9 @@ class ComponentDeclaration {
   ComponentStorage storage_;
   int spawn_order_ = kDefaultSpawnOrder;
   std::vector<FieldInfo> fields_;
+  // member_begin_: the first field of the member declared last (options apply from it).
+  size_t member_begin_ = 0;
+  FieldShape shape_;
   std::vector<component_internal::ByteRange> transients_;
   absl::Status error_;
   std::vector<ComponentType::DeclaredObserver> observers_;

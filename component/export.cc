@@ -81,15 +81,24 @@ std::string InstanceName(const ComponentTypeView& section, size_t i, const Resou
 
 }  // namespace
 
-// FieldIndex: the position of field `key` in `layout` ("hp:f32:4;max:f32:4"), or -1.
-int FieldIndex(absl::string_view layout, absl::string_view key) {
-  int i = 0;
+namespace {
+// KeyOverridden: whether `record` overrides the level JSON key `key` of a type of
+// layout `layout` ("hp:f32:4;stats.hp:f32:4"): a field under the key (FieldUnderKey)
+// is overridden; a key that is no declared field's (a type with its own codec) stands
+// for all of them, as the compiler marks it.
+bool KeyOverridden(absl::string_view layout, absl::string_view key, const PrefabOverrideRecord& record) {
+  size_t i = 0;
+  bool found = false;
   for (absl::string_view field : absl::StrSplit(layout, ';', absl::SkipEmpty())) {
-    if (field.substr(0, field.find(':')) == key) return i;
+    if (FieldUnderKey(field.substr(0, field.find(':')), key)) {
+      found = true;
+      if (record.Overrides(i)) return true;
+    }
     ++i;
   }
-  return -1;
+  return !found && record.Overrides(0);
 }
+}  // namespace
 
 absl::StatusOr<json> ExportLevel(const EntityResourceView& view, const ComponentRegistry& registry) {
   STRATA_ASSIGN_OR_RETURN(const ResourceMetadata meta, ReadResourceMetadata(view));
@@ -159,13 +168,8 @@ absl::StatusOr<json> ExportLevel(const EntityResourceView& view, const Component
       if (instance_name != type->name()) component["name"] = instance_name;
       for (auto it = fields->begin(); it != fields->end(); ++it) {
         if (override_record != nullptr && !override_record->added) {
-          // Only the fields the level overrode; a key that is not a declared field (a
-          // type with its own codec) stands for all of them.
-          const int field = FieldIndex(type->layout(), it.key());
-          if (field >= 0 ? !override_record->Overrides(static_cast<size_t>(field))
-                         : !override_record->Overrides(0)) {
-            continue;
-          }
+          // Only the keys the level overrode.
+          if (!KeyOverridden(type->layout(), it.key(), *override_record)) continue;
         }
         component[it.key()] = std::move(it.value());
       }

@@ -171,19 +171,6 @@ bool IsCanonicalString(const FieldInfo& field, const std::byte* p) {
   }
   return CheckUtf8(text).ok();
 }
-// CheckStringFits: `text` fits a str of the field's capacity (no NUL, at most capacity
-// bytes).
-absl::Status CheckStringFits(const FieldInfo& field, absl::string_view text) {
-  if (const size_t nul = text.find('\0'); nul != absl::string_view::npos) {
-    return Error(field, absl::StrCat("a NUL byte at ", nul, " (a str holds text without NULs)"));
-  }
-  if (text.size() > field.capacity) {
-    return Error(field, absl::StrCat("\"", UserText(text), "\" is ", text.size(), " bytes, more than its ",
-                                     field.capacity));
-  }
-  return absl::OkStatus();
-}
-
 // The value of a numeric field as a double (range checks; NaN stays NaN).
 double NumericValue(FieldType type, const std::byte* p) {
   if (type == FieldType::kF32) return LoadF(p);
@@ -210,6 +197,19 @@ uint32_t FloatCount(FieldType type) {
 
 absl::Status Error(const FieldInfo& field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("\"", field.name, "\": ", what));
+}
+
+// CheckStringFits: `text` fits a str of the field's capacity (no NUL, at most capacity
+// bytes).
+absl::Status CheckStringFits(const FieldInfo& field, absl::string_view text) {
+  if (const size_t nul = text.find('\0'); nul != absl::string_view::npos) {
+    return Error(field, absl::StrCat("a NUL byte at ", nul, " (a str holds text without NULs)"));
+  }
+  if (text.size() > field.capacity) {
+    return Error(field, absl::StrCat("\"", UserText(text), "\" is ", text.size(), " bytes, more than its ",
+                                     field.capacity));
+  }
+  return absl::OkStatus();
 }
 
 // InRange: v lies in the field's declared range (NaN lies in none).

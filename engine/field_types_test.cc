@@ -1,9 +1,11 @@
 // The field types beyond f32, i32, u32 and the vectors end to end: the numeric ones
-// (f64, i64, u64, i8, u8, i16, u16), enums and fixed-capacity strings. Compile with errors naming the field,
+// (f64, i64, u64, i8, u8, i16, u16), enums, fixed-capacity strings, fixed-size arrays
+// and nested declared structs. Compile with errors naming the field,
 // the blob layout in both byte orders, spawn, properties, save, load, inspect, export
 // and recompile to the same bytes, at the types' edges (integers past 2^53, -0.0, NaNs
 // with payloads, enum values without a name, strings at their capacity and bytes that
 // are not text), and the migration rules.
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include "component/export.h"
 #include "component/registry.h"
 #include "engine/world.h"
+#include "iteration/command_buffer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -742,6 +745,347 @@ TEST(StringFields, AStrThatGrewLoadsOldBlobsAndOneThatShrankIsRefused) {
   EXPECT_THAT(small->Spawn(long_view).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("field \"title\" is str (8 bytes) in the blob, str (4 bytes) in the declaration")));
+}
+
+// Arrays of every kind and nested declared structs.
+struct Stats {
+  float hp = 10;
+  float armor = 0;
+  float cache = 0;  // run-time state of the nested struct
+};
+struct Slot {
+  uint8_t item = 0;
+  uint8_t count = 0;
+  Faction faction = Faction::kNeutral;
+};
+struct Inventory {
+  Stats stats;
+  Slot slots[3];
+  std::array<FixedString<4>, 2> tags = {"a", "bb"};
+  float grid[2][2] = {{1, 2}, {3, 4}};
+  Entity owners[2];
+  Stats extra[2];
+};
+
+ComponentDeclaration<Stats> StatsDeclaration() {
+  return std::move(ComponentDeclaration<Stats>("stats")
+                       .Field("hp", &Stats::hp).Min(0)
+                       .Field("armor", &Stats::armor)
+                       .Transient(&Stats::cache));
+}
+
+ComponentDeclaration<Slot> SlotDeclaration(bool with_faction = true) {
+  ComponentDeclaration<Slot> slot("slot");
+  slot.Field("item", &Slot::item).Field("count", &Slot::count).Max(99);
+  if (with_faction) {
+    slot.Enum("faction", &Slot::faction,
+              {{"neutral", Faction::kNeutral}, {"red", Faction::kRed}, {"blue", Faction::kBlue}});
+  } else {
+    slot.Transient(&Slot::faction);
+  }
+  return slot;
+}
+
+const ComponentRegistry& InventoryRegistry() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(ComponentDeclaration<Inventory>("inventory")
+                           .Field("stats", &Inventory::stats, StatsDeclaration())
+                           .Field("slots", &Inventory::slots, SlotDeclaration())
+                           .Field("tags", &Inventory::tags)
+                           .Field("grid", &Inventory::grid).Min(0)
+                           .Field("owners", &Inventory::owners)
+                           .Field("extra", &Inventory::extra, StatsDeclaration())
+                           .Build()),
+                IsOk());
+    return r;
+  }();
+  return *registry;
+}
+
+absl::StatusOr<std::vector<std::byte>> CompileInventories(const std::string& fields) {
+  return CompileWith(InventoryRegistry(),
+                     absl::StrCat(R"({"entities": [{"components": [{"type": "inventory", )", fields, "}]}]}"));
+}
+
+TEST(ArrayAndNestedFields, FieldsAreFlatPathsAndTheJsonNests) {
+  const ComponentType* type = InventoryRegistry().Find("inventory");
+  ASSERT_NE(type, nullptr);
+  std::vector<std::string> names;
+  for (const FieldInfo& f : type->fields()) names.push_back(f.name);
+  EXPECT_THAT(names, ::testing::ElementsAre(
+                         "stats.hp", "stats.armor", "slots[0].item", "slots[0].count", "slots[0].faction",
+                         "slots[1].item", "slots[1].count", "slots[1].faction", "slots[2].item", "slots[2].count",
+                         "slots[2].faction", "tags[0]", "tags[1]", "grid[0][0]", "grid[0][1]", "grid[1][0]",
+                         "grid[1][1]", "owners[0]", "owners[1]", "extra[0].hp", "extra[0].armor", "extra[1].hp",
+                         "extra[1].armor"));
+  EXPECT_EQ(type->fields()[3].max, 99);        // options apply to each element
+  EXPECT_EQ(type->fields()[13].min, 0);
+  EXPECT_EQ(type->fields()[19].min, 0);        // a nested declaration's own options
+  EXPECT_EQ(type->fields()[19].offset, offsetof(Inventory, extra));
+  EXPECT_EQ(type->fields()[21].offset, offsetof(Inventory, extra) + sizeof(Stats));
+  EXPECT_THAT(type->layout(), ::testing::StartsWith("stats.hp:f32:4;stats.armor:f32:4;slots[0].item:u8:1;"));
+  EXPECT_EQ(type->instance_size(), 8u + 9u + 8u + 16u + 8u + 16u);
+  // The defaults, as export writes them: objects and arrays.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, CompileInventories(R"("slots": [{"item": 5}])"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json level, ExportLevel(view, InventoryRegistry()));
+  nlohmann::json component = level["entities"][0]["components"][0];
+  EXPECT_EQ(component, nlohmann::json::parse(R"({"type": "inventory",
+      "stats": {"hp": 10.0, "armor": 0.0},
+      "slots": [{"item": 5, "count": 0, "faction": "neutral"}, {"item": 0, "count": 0, "faction": "neutral"},
+                {"item": 0, "count": 0, "faction": "neutral"}],
+      "tags": ["a", "bb"], "grid": [[1.0, 2.0], [3.0, 4.0]], "owners": [null, null],
+      "extra": [{"hp": 10.0, "armor": 0.0}, {"hp": 10.0, "armor": 0.0}]})"))
+      << component.dump();
+}
+
+TEST(ArrayAndNestedFields, ErrorsNameThePath) {
+  struct Case {
+    const char* fields;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"("slots": [{}, {"count": 100}])", "\"slots[1].count\": 100 is outside [-inf, 99]"},
+      {R"("slots": [{}, {}, {}, {}])", "\"slots\": 4 elements, more than its 3"},
+      {R"("slots": {"item": 1})", "\"slots\": expected an array of at most 3 elements, got object"},
+      {R"("slots": [7])", "\"slots[0]\": expected an object, got number"},
+      {R"("slots": [{"faction": "green"}])", "\"slots[0].faction\": \"green\" is none of its values"},
+      {R"("stats": {"hpp": 1})", "\"stats\": unknown key \"hpp\" (stats has: hp, armor)"},
+      {R"("stats": {"cache": 1})", "\"stats\": unknown key \"cache\""},
+      {R"("stats": 3)", "\"stats\": expected an object, got number"},
+      {R"("stats": null)", "\"stats\": expected an object, got null"},
+      {R"("stats": {"hp": -1})", "\"stats.hp\": -1 is outside [0, inf]"},
+      {R"("grid": [[0, 0], 5])", "\"grid[1]\": expected an array of at most 2 elements, got number"},
+      {R"("grid": [[0, -1]])", "\"grid[0][1]\": -1 is outside [0, inf]"},
+      {R"("tags": ["abcde"])", "\"tags[0]\": \"abcde\" is 5 bytes, more than its 4"},
+      {R"("extra": [{}, {"x": 1}])", "\"extra[1]\": unknown key \"x\" (extra[1] has: hp, armor)"},
+      {R"("owners": ["nobody"])", "nobody"},
+      {R"("stats.hp": 1)", "unknown key \"stats.hp\" (inventory has: stats, slots, tags, grid, owners, extra)"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_THAT(CompileInventories(c.fields), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.fields;
+  }
+}
+
+TEST(ArrayAndNestedFields, BuildChecksMemberNamesAndSizes) {
+  struct Two {
+    float a[2];
+  };
+  for (const char* bad : {"a.b", "a[0]", "a]"}) {
+    EXPECT_THAT(ComponentDeclaration<Two>("two").Field(bad, &Two::a).Build().status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("may not contain '.', '[' or ']'")))
+        << bad;
+  }
+  EXPECT_THAT(ComponentDeclaration<Two>("two").Field("", &Two::a).Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty field name")));
+  EXPECT_THAT(ComponentDeclaration<Two>("two").Field("name", &Two::a).Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the component's own keys")));
+  EXPECT_THAT(ComponentDeclaration<Two>("two").RawField("x.y", FieldType::kF32, 0).TransientBytes(4, 4).Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("may not contain")));
+  struct Wide {
+    float samples[component_internal::kMaxDeclaredFields + 1];
+  };
+  EXPECT_THAT(ComponentDeclaration<Wide>("wide").Field("samples", &Wide::samples).Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("past 4096 (each array element is one)")));
+  struct Full {
+    float samples[component_internal::kMaxDeclaredFields];
+  };
+  EXPECT_THAT(ComponentDeclaration<Full>("full").Field("samples", &Full::samples).Build().status(), IsOk());
+  // A nested declaration's errors and observers.
+  struct Outer {
+    Stats stats;
+  };
+  EXPECT_THAT(ComponentDeclaration<Outer>("outer")
+                  .Field("stats", &Outer::stats, ComponentDeclaration<Stats>("stats").Min(1))
+                  .Build()
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("an option before any field")));
+  EXPECT_THAT(ComponentDeclaration<Outer>("outer")
+                  .Field("stats", &Outer::stats,
+                         std::move(StatsDeclaration().OnAdd([](absl::Span<const Entity>, CommandBuffer&) {})))
+                  .Build()
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("observers would never run")));
+  // A nested declaration that leaves a member undeclared: the outer Build names it.
+  EXPECT_THAT(ComponentDeclaration<Outer>("outer")
+                  .Field("stats", &Outer::stats, ComponentDeclaration<Stats>("stats").Field("hp", &Stats::hp))
+                  .Build()
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bytes [4, 12) of the struct belong to no field")));
+}
+
+TEST(ArrayAndNestedFields, CompileSpawnSetSaveLoadExportCompileIsByteIdentical) {
+  const std::string level = R"({"entities": [
+    {"name": "a", "components": [{"type": "inventory", "stats": {"hp": 3, "armor": 1.5},
+        "slots": [{"item": 7, "count": 2, "faction": "red"}, {}, {"count": 99}], "tags": ["xyz", ""],
+        "grid": [[0, 0.5], [{"unchecked": -1}, "inf"]], "owners": ["b", null],
+        "extra": [{}, {"hp": {"unchecked": -2}}]}]},
+    {"name": "b", "components": [{"type": "inventory", "owners": [null, "a"]}]}]})";
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> compiled, CompileWith(InventoryRegistry(), level));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(InventoryRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 2u);
+  auto inventory = [](World& w, Entity entity) {
+    return w.pages().TryGet(entity, w.Pages<Inventory>().component());
+  };
+  Inventory* a = inventory(*world, e[0]);
+  EXPECT_EQ(a->stats.hp, 3);
+  EXPECT_EQ(a->slots[0].faction, Faction::kRed);
+  EXPECT_EQ(a->slots[2].count, 99);
+  EXPECT_EQ(a->tags[0].view(), "xyz");
+  EXPECT_EQ(a->grid[1][0], -1);
+  EXPECT_EQ(a->owners[0], e[1]);
+  EXPECT_FALSE(a->owners[1].is_valid());
+  EXPECT_EQ(a->extra[1].hp, -2);
+  EXPECT_EQ(inventory(*world, e[1])->owners[1], e[0]);
+
+  // Properties by path.
+  PropertySystem& properties = world->properties();
+  ASSERT_THAT(properties.Set(e[1], "inventory", "slots[1].count", PropertyValue(uint32_t{42})), IsOk());
+  ASSERT_THAT(properties.Set(e[1], "inventory", "slots[2].faction", PropertyValue(std::string("blue"))), IsOk());
+  ASSERT_THAT(properties.Set(e[1], "inventory", "stats.armor", PropertyValue(2.5f)), IsOk());
+  ASSERT_THAT(properties.Set(e[1], "inventory", "tags[1]", PropertyValue(std::string("qq"))), IsOk());
+  ASSERT_THAT(properties.Set(e[1], "inventory", "grid[0][1]", PropertyValue(9.0f)), IsOk());
+  ASSERT_THAT(properties.Set(e[1], "inventory", "owners[0]", PropertyValue(e[1])), IsOk());
+  EXPECT_THAT(properties.Set(e[1], "inventory", "slots[1].count", PropertyValue(uint32_t{256})),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"slots[1].count\": 256 does not fit u8")));
+  EXPECT_THAT(properties.Set(e[1], "inventory", "slots[3].count", PropertyValue(uint32_t{1})),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(properties.Set(e[1], "inventory", "stats.cache", PropertyValue(1.0f)),
+              StatusIs(absl::StatusCode::kNotFound));
+  STRATA_ASSERT_OK_AND_ASSIGN(PropertyValue count, properties.Get(e[1], "inventory", "slots[1].count"));
+  EXPECT_EQ(std::get<uint32_t>(count), 42u);
+  const Inventory* b = inventory(*world, e[1]);
+  EXPECT_EQ(b->slots[2].faction, Faction::kBlue);
+  EXPECT_EQ(b->stats.armor, 2.5f);
+  EXPECT_EQ(b->tags[1].view(), "qq");
+  EXPECT_EQ(b->grid[0][1], 9.0f);
+  // A system's writes: a NaN in an array, a transient in a nested struct (not saved).
+  a->grid[0][0] = std::numeric_limits<float>::quiet_NaN();
+  a->stats.cache = 7;
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(InventoryRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, loaded->Spawn(saved_view));
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(inventory(*loaded, again[1])->slots[1].count, 42);
+  EXPECT_EQ(inventory(*loaded, again[1])->owners[0], again[1]);
+  EXPECT_EQ(inventory(*loaded, again[0])->stats.cache, 0);  // transient: its default
+  EXPECT_TRUE(std::isnan(inventory(*loaded, again[0])->grid[0][0]));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> resaved, loaded->SaveAll());
+  EXPECT_EQ(resaved, saved);
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::string listing, DescribeResource(saved_view, InventoryRegistry()));
+  EXPECT_THAT(listing, HasSubstr(R"(slots=[{"count":2,"faction":"red","item":7})"));
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json exported, ExportLevel(saved_view, InventoryRegistry()));
+  const nlohmann::json& ea = exported["entities"][0]["components"][0];
+  EXPECT_EQ(ea["grid"], nlohmann::json::parse(R"([[{"unchecked": "nan"}, 0.5], [{"unchecked": -1.0}, "inf"]])"))
+      << ea.dump();
+  EXPECT_EQ(ea["owners"], nlohmann::json::parse(R"(["b", null])")) << ea.dump();
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> recompiled, CompileWith(InventoryRegistry(), exported.dump()));
+  EXPECT_EQ(recompiled, saved) << exported.dump();
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json first, ExportLevel(view, InventoryRegistry()));
+  EXPECT_EQ(*CompileWith(InventoryRegistry(), first.dump()), compiled) << first.dump();
+
+  // The other byte order swaps each element by its own width.
+  const Endianness other_order =
+      kNativeEndianness == Endianness::kLittle ? Endianness::kBig : Endianness::kLittle;
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> other, CompileWith(InventoryRegistry(), level, other_order));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> native, CompileWith(InventoryRegistry(), level));
+  ASSERT_EQ(other.size(), native.size());
+  const ComponentType* type = InventoryRegistry().Find("inventory");
+  const nlohmann::json config = nlohmann::json::parse(level)["entities"][0]["components"][0];
+  std::vector<std::byte> native_instance, other_instance;
+  std::vector<EntityRefFixup> fixups;
+  ComponentDataWriter native_writer(kNativeEndianness, &native_instance, &fixups);
+  ComponentDataWriter other_writer(other_order, &other_instance, &fixups);
+  ASSERT_THAT(type->Compile(config, native_writer), IsOk());
+  ASSERT_THAT(type->Compile(config, other_writer), IsOk());
+  for (const FieldInfo& f : type->fields()) {
+    const uint32_t size = FieldBlobSize(f);
+    const bool bytes = f.type == FieldType::kString;  // text is not swapped
+    for (uint32_t i = 0; i < size; ++i) {
+      EXPECT_EQ(other_instance[f.blob_offset + i], native_instance[f.blob_offset + (bytes ? i : size - 1 - i)])
+          << f.name << " byte " << i;
+    }
+  }
+}
+
+TEST(ArrayAndNestedFields, AGrownArrayOrNestedStructMigratesAndAShrunkOneIsRefused) {
+  struct OldInventory {
+    Slot slots[2];
+  };
+  ComponentRegistry old_registry;
+  ASSERT_THAT(old_registry.Add(ComponentDeclaration<OldInventory>("inventory")
+                                   .Field("slots", &OldInventory::slots, SlotDeclaration(/*with_faction=*/false))
+                                   .Build()),
+              IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      std::vector<std::byte> old_blob,
+      CompileWith(old_registry, R"({"entities": [{"components": [{"type": "inventory",
+                                   "slots": [{"item": 1, "count": 2}, {"item": 3}]}]}]})"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(old_blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(InventoryRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  const Inventory* inventory = world->pages().TryGet(e[0], world->Pages<Inventory>().component());
+  EXPECT_EQ(inventory->slots[0].count, 2);
+  EXPECT_EQ(inventory->slots[1].item, 3);
+  EXPECT_EQ(inventory->slots[2].item, 0);  // the new element and field: defaults
+  EXPECT_EQ(inventory->slots[0].faction, Faction::kNeutral);
+  EXPECT_EQ(inventory->stats.hp, 10);
+
+  // Back: three slots where two are declared.
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> blob, CompileInventories(R"("slots": [{}, {}, {"item": 4}])"));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView new_view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> old_world, World::Create(old_registry));
+  EXPECT_THAT(old_world->Spawn(new_view).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("field \"stats.hp\" (f32) is not declared; spawning would lose it")));
+}
+
+TEST(ArrayAndNestedFields, APrefabInstanceOverridesANestedMemberWhole) {
+  const std::string level = R"({"prefabs": {"chest": {"components": [{"type": "inventory",
+        "stats": {"hp": 50, "armor": 5}, "slots": [{"item": 9}]}]}},
+    "entities": [{"name": "c", "prefab": "chest", "components": [{"type": "inventory", "stats": {"hp": 7}}]}]})";
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> compiled, CompileWith(InventoryRegistry(), level));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(InventoryRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  const Inventory* c = world->pages().TryGet(e[0], world->Pages<Inventory>().component());
+  EXPECT_EQ(c->stats.hp, 7);
+  EXPECT_EQ(c->stats.armor, 0);        // "stats" is replaced whole: the struct's default
+  EXPECT_EQ(c->slots[0].item, 9);      // not overridden: the prefab's
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json exported, ExportLevel(view, InventoryRegistry()));
+  const nlohmann::json& component = exported["entities"][0]["components"][0];
+  EXPECT_TRUE(component.contains("stats")) << component.dump();
+  EXPECT_FALSE(component.contains("slots")) << component.dump();
+  EXPECT_EQ(*CompileWith(InventoryRegistry(), exported.dump()), compiled) << exported.dump();
+}
+
+TEST(ArrayAndNestedFields, APrefabsReferencesAreItsOwnUnlessTheInstanceWritesTheArray) {
+  // In the prefab, "chest" is the prefab's root (each instance itself); written by an
+  // instance, it is the level's entity of that name.
+  const std::string level = R"({"prefabs": {"chest": {"components": [{"type": "inventory",
+        "owners": ["chest", null]}]}},
+    "entities": [{"name": "chest", "components": [{"type": "inventory"}]},
+                 {"name": "kept", "prefab": "chest"},
+                 {"name": "written", "prefab": "chest", "components": [{"type": "inventory", "owners": ["chest"]}]}]})";
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> compiled, CompileWith(InventoryRegistry(), level));
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(compiled));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(InventoryRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  ASSERT_EQ(e.size(), 3u);
+  auto owner = [&](Entity entity) {
+    return world->pages().TryGet(entity, world->Pages<Inventory>().component())->owners[0];
+  };
+  EXPECT_EQ(owner(e[1]), e[1]);
+  EXPECT_EQ(owner(e[2]), e[0]);
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json exported, ExportLevel(view, InventoryRegistry()));
+  EXPECT_EQ(*CompileWith(InventoryRegistry(), exported.dump()), compiled) << exported.dump();
 }
 
 }  // namespace

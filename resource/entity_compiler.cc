@@ -399,19 +399,26 @@ absl::Status EntityCompiler::LevelBuilder::CompileComponent(
       const size_t n = std::max<size_t>(fields.size(), 1);
       record.mask.assign((n + 31) / 32, 0);
       for (const std::string& key : keys) {
-        auto f = std::find(fields.begin(), fields.end(), key);
-        if (f == fields.end()) {
+        // A key marks every field under it ("stats" marks "stats.hp", "stats.armor").
+        bool any = false;
+        for (size_t b = 0; b < fields.size(); ++b) {
+          if (FieldUnderKey(fields[b], key)) {
+            record.mask[b / 32] |= 1u << (b % 32);
+            any = true;
+          }
+        }
+        if (!any) {
           for (size_t b = 0; b < n; ++b) record.mask[b / 32] |= 1u << (b % 32);
-        } else {
-          const size_t b = static_cast<size_t>(f - fields.begin());
-          record.mask[b / 32] |= 1u << (b % 32);
         }
       }
       // References in fields the level did not write came from the prefab: they name
       // its entities, which are this instance's.
       for (size_t f = fixups_before; f < fixups_[r].size(); ++f) {
         EntityRefFixup& fixup = fixups_[r][f];
-        if (std::find(keys.begin(), keys.end(), fixup.field) != keys.end()) continue;
+        if (std::any_of(keys.begin(), keys.end(),
+                        [&](const std::string& key) { return FieldUnderKey(fixup.field, key); })) {
+          continue;
+        }
         auto local = prefab.local_refs.find(fixup.reference);
         if (local == prefab.local_refs.end()) continue;
         instance->local_refs.push_back(OpenInstance::LocalRef{r, f, local->second});

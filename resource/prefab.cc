@@ -9,6 +9,12 @@
 #include "resource/strict_json.h"
 
 namespace strata {
+
+bool FieldUnderKey(absl::string_view field, absl::string_view key) {
+  if (field.size() < key.size() || field.substr(0, key.size()) != key) return false;
+  return field.size() == key.size() || field[key.size()] == '.' || field[key.size()] == '[';
+}
+
 namespace {
 
 constexpr size_t kHeaderWords = 8;

@@ -70,6 +70,11 @@ struct PrefabOverrideRecord {
   }
 };
 
+// FieldUnderKey: whether the declared field `field` (a name in a type's layout: "hp",
+// "stats.hp", "slots[2]") is written under the level JSON key `key` of a component
+// ("hp", "stats", "slots"): a key overrides every field under it.
+bool FieldUnderKey(absl::string_view field, absl::string_view key);
+
 // PrefabDefinition (as written): a prefab's name and its flattened entities' blob.
 struct PrefabDefinition {
   std::string name;

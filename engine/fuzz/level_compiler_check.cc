@@ -1,3 +1,4 @@
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -24,6 +25,11 @@ namespace {
 // Zoo: one field of each field type the sample components do not use.
 enum class Faction : uint8_t { kNeutral, kRed, kBlue };
 enum class Mood : int64_t { kGrim = -2, kCalm = 0, kGlad = 5 };
+struct Slot {
+  uint8_t item = 0;
+  Faction faction = Faction::kNeutral;
+  float weight = 1;
+};
 struct Zoo {
   double f64 = 0.5;
   int64_t i64 = -1;
@@ -39,6 +45,9 @@ struct Zoo {
   Entity target;
   bool flag = false;
   Quaternion turn;
+  Slot slots[2];
+  float grid[2][2] = {{1, 0}, {0, 1}};
+  std::array<FixedString<4>, 2> tags;
 };
 
 absl::Status RegisterFuzzComponents(ComponentRegistry& registry) {
@@ -59,6 +68,14 @@ absl::Status RegisterFuzzComponents(ComponentRegistry& registry) {
                           .Field("target", &Zoo::target)
                           .Field("flag", &Zoo::flag)
                           .Field("turn", &Zoo::turn)
+                          .Field("slots", &Zoo::slots,
+                                 ComponentDeclaration<Slot>("slot")
+                                     .Field("item", &Slot::item).Max(99)
+                                     .Enum("faction", &Slot::faction,
+                                           {{"neutral", Faction::kNeutral}, {"red", Faction::kRed}})
+                                     .Field("weight", &Slot::weight).Min(0))
+                          .Field("grid", &Zoo::grid)
+                          .Field("tags", &Zoo::tags)
                           .Build());
 }
 

@@ -3,8 +3,8 @@
 //
 // `text` is compiled as level JSON with every component the game-built tools know
 // (SampleRegistry()) and a "zoo" type with one field of each other field type (the
-// wide and narrow numbers, enums, strings), rejecting and then skipping unknown
-// types. Whatever compiles must pass the validating view, spawn into a fresh World,
+// wide and narrow numbers, enums, strings, arrays, a nested struct), rejecting and
+// then skipping unknown types. Whatever compiles must pass the validating view, spawn into a fresh World,
 // describe (the inspect listing) and export to level JSON that compiles back to the
 // same bytes. Any violation is a
 // finding: the reason goes to stderr and the process aborts. Rejected input is fine.
