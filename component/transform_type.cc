@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/matrix.h"
 #include "base/status_macros.h"
+#include "component/field.h"
 #include "component/instance_indexer.h"
 #include "component/transform_properties.h"
 #include "component/transform_resource.h"
@@ -22,6 +23,14 @@ using json = nlohmann::json;
 
 constexpr char kTransformLayout[] = "local:matrix4x4:64";
 
+// MatrixElement: element i of "matrix" as an f32 field, for its JSON forms.
+FieldInfo MatrixElement(size_t i) {
+  FieldInfo element;
+  element.name = absl::StrCat("matrix[", i, "]");
+  element.type = FieldType::kF32;
+  return element;
+}
+
 absl::Status CompileTransformOrMatrix(const json& config, ComponentDataWriter& out) {
   auto matrix = config.is_object() ? config.find("matrix") : config.end();
   if (matrix == config.end()) return CompileTransformJson(config, out);
@@ -34,16 +43,12 @@ absl::Status CompileTransformOrMatrix(const json& config, ComponentDataWriter& o
   if (!matrix->is_array() || matrix->size() != 16) {
     return absl::InvalidArgumentError("\"matrix\": expected an array of 16 numbers (row-major)");
   }
-  float m[16];
+  // Each element is an f32 field: a number in float's range or a non-finite spelling
+  // ("nan", "inf", "nan:0x7fa00001"), what a system may leave in a local matrix.
+  const std::byte zeros[4] = {};
   for (size_t i = 0; i < 16; ++i) {
-    const json& v = (*matrix)[i];
-    const double d = v.is_number() ? v.get<double>() : NAN;
-    if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38) {
-      return absl::InvalidArgumentError(absl::StrCat("\"matrix\"[", i, "]: expected a finite float"));
-    }
-    m[i] = static_cast<float>(d);
+    STRATA_RETURN_IF_ERROR(CompileField(MatrixElement(i), &(*matrix)[i], zeros, out));
   }
-  for (float f : m) out.WriteF32(f);
   return absl::OkStatus();
 }
 
@@ -69,7 +74,7 @@ absl::StatusOr<json> ExportTransform(absl::Span<const std::byte> instance, const
     }
   }
   json m = json::array();
-  for (float f : local.m) m.push_back(f);
+  for (size_t i = 0; i < 16; ++i) m.push_back(ExportFieldValue(MatrixElement(i), instance.data() + 4 * i, {}));
   return json{{"matrix", m}};
 }
 

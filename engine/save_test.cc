@@ -11,6 +11,8 @@
 #include "component/declare.h"
 #include "component/export.h"
 #include "component/registry.h"
+#include "base/matrix.h"
+#include "transform/transform_component.h"
 #include "engine/sample_components.h"
 #include "engine/world.h"
 #include "gmock/gmock.h"
@@ -243,6 +245,56 @@ TEST(Save, ValuesOutsideTheDeclaredChecksSaveLoadAndRecompile) {
   ASSERT_THAT(GaugeRegistry().RegisterCompilers(compiler), IsOk());
   EXPECT_THAT(compiler.Compile(R"({"entities": [{"components": [{"type": "gauge", "level": 16}]}]})", {}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"level\": 16 is outside [0, 10]")));
+}
+
+TEST(Save, TransformsASystemLeftNonFiniteOrDegenerateSaveAndRecompile) {
+  const std::vector<std::byte> blob = Compile(SampleRegistry(), R"({"entities": [
+      {"name": "nan", "components": [{"type": "transform"}]},
+      {"name": "flat", "components": [{"type": "transform"}]},
+      {"name": "zero", "components": [{"type": "transform"}]},
+      {"name": "negative_zero", "components": [{"type": "transform", "position": [-0.0, 1, 2]}]}]})");
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView view, EntityResourceView::Create(blob));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(SampleRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> e, world->Spawn(view));
+  TransformComponent& transforms = world->transforms();
+  // A NaN with a payload, an infinity; a rotation that is all zero (the matrix's
+  // rotation part collapses); the zero matrix.
+  Matrix4x4 with_nan = Matrix4x4::Translation(1, 2, 3);
+  const uint32_t nan_bits = 0x7fa00001u;
+  std::memcpy(&with_nan.m[12], &nan_bits, 4);
+  with_nan.m[13] = -std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(transforms.SetLocal(transforms.Lookup(e[0]),with_nan));
+  ASSERT_TRUE(transforms.SetLocal(transforms.Lookup(e[1]),
+                                  Matrix4x4::Compose(Vector3{4, 5, 6}, Quaternion{0, 0, 0, 0}, Vector3{1, 1, 1})));
+  ASSERT_TRUE(transforms.SetLocal(transforms.Lookup(e[2]), Matrix4x4{}));
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> saved, world->SaveAll());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityResourceView saved_view, EntityResourceView::Create(saved));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> loaded, World::Create(SampleRegistry()));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> again, loaded->Spawn(saved_view));
+  uint32_t loaded_bits;
+  std::memcpy(&loaded_bits, &loaded->transforms().Local(loaded->transforms().Lookup(again[0])).m[12], 4);
+  EXPECT_EQ(loaded_bits, nan_bits);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> resaved, loaded->SaveAll());
+  EXPECT_EQ(resaved, saved);
+  STRATA_ASSERT_OK_AND_ASSIGN(nlohmann::json exported, ExportLevel(saved_view, SampleRegistry()));
+  const nlohmann::json& nan = exported["entities"][0]["components"][0];
+  EXPECT_EQ(nan["matrix"][12], "nan:0x7fa00001") << nan.dump();
+  EXPECT_EQ(nan["matrix"][13], "-inf") << nan.dump();
+  EXPECT_EQ(Compile(SampleRegistry(), exported.dump()), saved) << exported.dump();
+  // The matrix form refuses what is no float, naming the element.
+  EntityCompiler compiler;
+  ASSERT_THAT(SampleRegistry().RegisterCompilers(compiler), IsOk());
+  std::string matrix = "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, \"x\", 1]";
+  EXPECT_THAT(compiler.Compile(absl::StrCat(R"({"entities": [{"components": [{"type": "transform", "matrix": )",
+                                            matrix, "}]}]}"),
+                               {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"matrix[14]\": \"x\" is not a number")));
+  matrix = "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1e39, 1]";
+  EXPECT_THAT(compiler.Compile(absl::StrCat(R"({"entities": [{"components": [{"type": "transform", "matrix": )",
+                                            matrix, "}]}]}"),
+                               {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"matrix[14]\": number out of float range")));
 }
 
 TEST(Save, BadSetsAreErrorsAndWriteNothing) {
