@@ -164,8 +164,10 @@ absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& co
     const std::string& key = it.key();
     if (key == "type") continue;
     if (key == "name") {
-      // A page-stored type has one instance per entity, always named after the type.
-      if (type.storage() == ComponentStorage::kPages &&
+      // A page-stored type has one instance per entity, always named after the type;
+      // so has a world resource.
+      if ((type.storage() == ComponentStorage::kPages ||
+           type.storage() == ComponentStorage::kResource) &&
           (!it->is_string() || it->get_ref<const std::string&>() != type.name())) {
         return absl::InvalidArgumentError(absl::StrCat(
             "\"name\": a ", type.name(), " is always named \"", type.name(), "\" (one per entity)"));

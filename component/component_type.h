@@ -101,6 +101,10 @@ struct SaveContext {
   // name_of: the InstanceId under which `entity`'s instance of `manager` is indexed
   // (its instance name), or nullopt if the entity index does not know it.
   std::function<std::optional<IdString32>(Entity, const ComponentManager*)> name_of;
+  // resource_entity: the blob number of the entity that carries the world's resources
+  // (kResource types: World::SaveAll), or kNoEntityRef when they are not saved. A
+  // resource whose fields all hold their defaults is not written.
+  uint32_t resource_entity = kNoEntityRef;
 };
 
 class ComponentType;
@@ -188,6 +192,22 @@ class ComponentStore {
   virtual const void* type_tag() const = 0;
 };
 
+// WorldResourceStore: the store of a kResource type in one world: its one instance
+// (defaults until set), its fields as property descriptors (called with any Instance;
+// World::GetResourceProperty), and the entities whose instances its spawns took.
+class WorldResourceStore : public ComponentStore {
+ public:
+  virtual const ComponentType& type() const = 0;
+  // value: the instance, type().cpp_size() bytes of the declared struct.
+  virtual std::byte* value() = 0;
+  virtual absl::Span<const PropertyDescriptor> properties() const = 0;
+  // TakeCarriers: the entities whose instance a Spawn took since the last call.
+  virtual std::vector<Entity> TakeCarriers() = 0;
+  // AtDefaults: every field holds the declaration's default (Save then writes nothing:
+  // a fresh world has it already). O(fields).
+  virtual bool AtDefaults() const = 0;
+};
+
 // ExportFunction: the level JSON fields of one instance (native blob bytes), without
 // "type" and "name", which the caller adds.
 using ExportFunction = std::function<absl::StatusOr<nlohmann::json>(
@@ -200,6 +220,11 @@ using StoreFactory = std::function<absl::StatusOr<std::unique_ptr<ComponentStore
 enum class ComponentStorage : uint8_t {
   kPages,  // iteration/entity_pages.h: one per entity, named after the type, queryable
   kNamed,  // several per entity, each under its own instance name ("Fog", "Vignette")
+  // kResource: a world resource (a singleton): one instance per World, held by the
+  // World and reached by type (World::Resource<T>); no entity has it. In a resource
+  // blob at most one entity carries it (a level may set it there; World::SaveAll
+  // writes it on one entity of its own), and a World's spawn takes the value.
+  kResource,
   kCustom, // the type's own store (the transform)
 };
 

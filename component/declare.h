@@ -33,7 +33,16 @@
 // Storage: ComponentStorage::kPages (default) keeps one instance per entity in the
 // world's page store, queryable with iteration/filter.h (World::Pages<T>); its
 // instances are always named after the type. kNamed keeps any number per entity, each
-// under its own name (World::Named<T>).
+// under its own name (World::Named<T>). kResource makes T a world resource (a
+// singleton): one instance per World, reached by type (World::Resource<T>), its fields
+// properties by name (World::GetResourceProperty) and saved by World::SaveAll:
+//
+//   struct GameRules { float gravity = 9.81f; int32_t lives = 3; };
+//   registry.Add(ComponentDeclaration<GameRules>("game_rules", ComponentStorage::kResource)
+//                    .Field("gravity", &GameRules::gravity)
+//                    .Field("lives", &GameRules::lives).Min(0)
+//                    .Build());
+//   world.Resource<GameRules>().lives = 5;
 //
 // Level JSON: {"type": "health", "hp": 80, "attacker": "orc"}. Absent fields take their
 // defaults; an unknown key is an error that lists the valid ones.
@@ -262,6 +271,97 @@ class NamedStore final : public ComponentStore {
   WorldServices services_;
 };
 
+// ResourceManager: the ComponentManager face of a world resource, which no entity
+// holds: it has no instances (Lookup finds none, Create refuses).
+class ResourceManager final : public ComponentManager {
+ public:
+  explicit ResourceManager(const ComponentType& type) : type_(&type) {}
+  absl::string_view type_name() const override { return type_->name(); }
+  absl::StatusOr<Instance> Create(Entity, InstanceId) override {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "\"", type_->name(), "\" is a world resource: no entity holds one (World::Resource<T>)"));
+  }
+  Instance Lookup(Entity, InstanceId) const override { return Instance(); }
+  bool Destroy(Entity, InstanceId) override { return false; }
+
+ private:
+  const ComponentType* type_;
+};
+
+template <typename T>
+class ResourceStore final : public WorldResourceStore {
+ public:
+  explicit ResourceStore(const ComponentType& type)
+      : type_(&type), manager_(type), value_(std::make_unique<T>()) {
+    for (const FieldInfo& field : type.fields()) {
+      properties_.push_back(FieldProperty(
+          field, [this](Instance) { return reinterpret_cast<std::byte*>(value_.get()); }));
+    }
+  }
+
+  const ComponentType& type() const override { return *type_; }
+  std::byte* value() override { return reinterpret_cast<std::byte*>(value_.get()); }
+  absl::Span<const PropertyDescriptor> properties() const override { return properties_; }
+  std::vector<Entity> TakeCarriers() override { return std::exchange(carriers_, {}); }
+  bool AtDefaults() const override {
+    // Field by field, as saved: padding and transient members do not count. An
+    // entity field's default is no entity.
+    auto number_of = [](Entity e) { return e.is_valid() ? 0u : kNoEntityRef; };
+    std::vector<std::byte> value, defaults;
+    EncodeInstance(*type_, reinterpret_cast<const std::byte*>(value_.get()), number_of, &value);
+    EncodeInstance(*type_, type_->defaults().data(), number_of, &defaults);
+    return value == defaults;
+  }
+
+  ComponentManager& manager() override { return manager_; }
+  void* typed() override { return value_.get(); }
+  // The struct's own tag: World::Resource<T> finds the value by it.
+  const void* type_tag() const override { return TypeTag<T>(); }
+
+  // Spawn: the one instance a resource may give becomes the world's value; its entity
+  // is recorded as a carrier (the World drops it if it holds nothing else).
+  absl::Status Spawn(const ComponentSpawnBatch& batch) override {
+    if (batch.num_instances == 0) return absl::OkStatus();
+    if (batch.num_instances > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "world resource \"", type_->name(), "\": the resource gives ", batch.num_instances,
+          " instances; a world holds one"));
+    }
+    absl::StatusOr<SpawnPlan> plan = PlanSpawn(*type_, batch);
+    if (!plan.ok()) return plan.status();
+    std::vector<std::byte> decoded;
+    absl::Status status = DecodeInstances(*type_, *plan, batch, &decoded);
+    if (!status.ok()) return status;
+    std::memcpy(static_cast<void*>(value_.get()), decoded.data(), sizeof(T));
+    carriers_.push_back(SpawnOwners(batch)[0]);
+    return absl::OkStatus();
+  }
+
+  absl::Status Save(const SaveContext& context, ComponentTypeContents* out) override {
+    if (context.resource_entity == kNoEntityRef || AtDefaults()) return absl::OkStatus();
+    EncodeInstance(*type_, reinterpret_cast<const std::byte*>(value_.get()), Entity(), context,
+                   &out->data);
+    out->entity_index.push_back(context.resource_entity);
+    out->names.push_back(type_->id().value());
+    return absl::OkStatus();
+  }
+
+  void CollectEntities(std::vector<Entity>*) const override {}
+  size_t CountOf(Entity) const override { return 0; }
+  size_t size() const override { return 1; }
+  size_t MemoryUsage() const override { return sizeof(T); }
+  // Not in the entity-keyed property system: World::Get/SetResourceProperty.
+  absl::Status DescribeProperties(PropertySystem&) override { return absl::OkStatus(); }
+
+ private:
+  const ComponentType* type_;
+  ResourceManager manager_;
+  // NOTE: on the heap: a declared struct may be large, and its address stays put.
+  std::unique_ptr<T> value_;
+  std::vector<PropertyDescriptor> properties_;
+  std::vector<Entity> carriers_;
+};
+
 }  // namespace component_internal
 
 template <typename T>
@@ -451,7 +551,7 @@ class ComponentDeclaration {
     type.id_ = IdString32(type_name_);
     type.spawn_order_ = spawn_order_;
     type.storage_ = storage_;
-    type.max_per_entity_ = storage_ == ComponentStorage::kPages ? 1 : 0;
+    type.max_per_entity_ = storage_ == ComponentStorage::kNamed ? 0 : 1;
     type.fields_ = fields_;
     type.shape_ = shape_;
     uint32_t blob_offset = 0;
@@ -482,6 +582,10 @@ class ComponentDeclaration {
  private:
   static absl::StatusOr<std::unique_ptr<ComponentStore>> MakeStore(const ComponentType& type,
                                                                    const WorldServices& services) {
+    // A world resource is one value in its store; no entity, index or page holds it.
+    if (type.storage() == ComponentStorage::kResource) {
+      return std::unique_ptr<ComponentStore>(new component_internal::ResourceStore<T>(type));
+    }
     // A named store lives beside the entity manager, a paged one in the page store;
     // the world's indexer hears of the instances of both.
     const bool named = type.storage() == ComponentStorage::kNamed;

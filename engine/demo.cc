@@ -82,6 +82,7 @@ enum SystemSlot : size_t {
   kSpriteSync,
   kRender,
   kFogProperty,
+  kClock,
   kFrame,
 };
 
@@ -276,7 +277,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   std::vector<Samples> samples = {{"emit", {}},        {"move", {}},    {"fade", {}},
                                   {"destroy", {}},     {"compact", {}}, {"transforms", {}},
                                   {"sprite_sync", {}}, {"render", {}},  {"fog_property", {}},
-                                  {"frame", {}}};
+                                  {"clock", {}},       {"frame", {}}};
   for (Samples& s : samples) s.ms.reserve(static_cast<size_t>(options.frames));
   std::vector<Entity> created;
   ParallelCommands commands(world.pages());
@@ -297,14 +298,21 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   };
   std::optional<World::MemoryReport> peak;  // at the highest entity count
 
-  // The systems' bodies, shared by the two frames. `frame` and `seconds` are the
-  // current frame's.
+  // The systems' bodies, shared by the two frames. `frame` is the loop's; the systems
+  // read the frame's number, step and time from the FrameClock world resource, which
+  // the clock system writes first.
   int frame = 0;
-  float seconds = 0;
   size_t dying = 0;
+  auto tick_clock = [&] {
+    FrameClock& c = world.world().Resource<FrameClock>();
+    c.dt = options.dt;
+    c.frame = static_cast<uint32_t>(frame);
+    c.seconds = static_cast<float>(frame) * options.dt;
+  };
+  auto frame_clock = [&]() -> const FrameClock& { return world.world().ReadResource<FrameClock>(); };
   auto emit = [&]() -> absl::Status {
     STRATA_RETURN_IF_ERROR(EmitSparks(world, sparks_per_frame,
-                                      options.seed * 1000003u + static_cast<uint64_t>(frame),
+                                      options.seed * 1000003u + static_cast<uint64_t>(frame_clock().frame),
                                       &created));
     report.sparks_emitted += created.size();
     return absl::OkStatus();
@@ -317,7 +325,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   };
   auto fog = [&]() -> absl::Status {
     if (!fog_owner.is_valid()) return absl::OkStatus();
-    const float density = 0.02f + 0.015f * (1.0f + std::sin(seconds));
+    const float density = 0.02f + 0.015f * (1.0f + std::sin(frame_clock().seconds));
     STRATA_RETURN_IF_ERROR(world.SetFloatProperty(fog_owner, "Fog", "density", density));
     STRATA_ASSIGN_OR_RETURN(const float read, world.GetFloatProperty(fog_owner, "Fog", "density"));
     if (read != density) {
@@ -342,28 +350,35 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     const Component<Sprite> sprite = world.sprites().component();
     const Component<Spark> spark = world.sparks().component();
     const Component<HasTransform> has_transform = world.world().has_transform();
+    const Resource clock_key = WorldResource<FrameClock>(world.world());
+    const Resource rules_key = WorldResource<SparkRules>(world.world());
     auto add = [&](SystemSlot slot, System system) {
       slot_of_system.push_back(slot);
       schedule->Add(std::move(system));
     };
     schedule->Stage("spawn");
+    add(kClock, System("clock", [&](SystemContext&) { tick_clock(); }).Writes(clock_key));
     // Creates entities directly (one batch): exclusive.
-    add(kEmit, System("emit", [&](SystemContext&) { return emit(); }).Exclusive());
+    add(kEmit, System("emit", [&](SystemContext&) { return emit(); })
+                       .Exclusive()
+                       .Reads(clock_key)
+                       .After("clock"));
     schedule->Stage("simulate");
     add(kMove, System("move", [&](SystemContext& ctx) {
-                 MoveSparks(world, options.dt, ctx.parallel());
-               }).Writes(spark, sprite));
+                 MoveSparks(world, frame_clock().dt, ctx.parallel());
+               }).Writes(spark, sprite).Reads(clock_key, rules_key));
     add(kFade, System("fade", [&](SystemContext& ctx) {
-                 dying = FadeSparks(world, options.dt, ctx.parallel(), &ctx.commands());
+                 dying = FadeSparks(world, frame_clock().dt, ctx.parallel(), &ctx.commands());
                })
                    .Writes(spark, sprite)
+                   .Reads(clock_key)
                    .Commands(spark, sprite)
                    .After("move"));
     // The transform graph, and the change marks of its page mirror (no entity gains or
     // loses a transform during the frames, so the mirror only marks).
     add(kTransforms, System("transforms", [&](SystemContext&) {
-                       return animator.Step(world, seconds);
-                     }).Writes(Resource("transform"), has_transform));
+                       return animator.Step(world, frame_clock().seconds);
+                     }).Writes(Resource("transform"), has_transform).Reads(clock_key));
     schedule->Stage("maintain");
     add(kCompact, System("compact", [&](SystemContext&) {
                     compact();
@@ -385,6 +400,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
                      .MainThread());
     add(kFogProperty, System("fog_property", [&](SystemContext&) { return fog(); })
                           .Writes(Resource("render_data"))
+                          .Reads(clock_key)
                           .MainThread());
     STRATA_RETURN_IF_ERROR(schedule->Build());
     report.schedule_description = schedule->Describe();
@@ -392,7 +408,6 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   std::vector<double> serial_samples, critical_samples, sync_samples;
 
   for (frame = 0; frame < options.frames && status.ok(); ++frame) {
-    seconds = static_cast<float>(frame) * options.dt;
     const Clock::time_point frame_start = Clock::now();
     if (schedule != nullptr) {
       dying = 0;
@@ -407,16 +422,17 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
       sync_samples.push_back(t.sync_ns / 1e6);
       if (status.ok()) check_destroys(t.played);
     } else {
+      timed(kClock, tick_clock);
       timed(kEmit, [&] { fail(emit()); });
-      timed(kMove, [&] { MoveSparks(world, options.dt, parallel); });
-      timed(kFade, [&] { dying = FadeSparks(world, options.dt, parallel, &commands); });
+      timed(kMove, [&] { MoveSparks(world, frame_clock().dt, parallel); });
+      timed(kFade, [&] { dying = FadeSparks(world, frame_clock().dt, parallel, &commands); });
       timed(kDestroy, [&] {
         absl::StatusOr<CommandBuffer::Result> played = PlayCommands(world, &commands);
         if (!played.ok()) return fail(played.status());
         check_destroys(*played);
       });
       timed(kCompact, compact);
-      timed(kTransforms, [&] { fail(animator.Step(world, seconds)); });
+      timed(kTransforms, [&] { fail(animator.Step(world, frame_clock().seconds)); });
       timed(kSpriteSync, [&] {
         report.sprites_synced_last_frame = SyncChangedSprites(world, sprites_synced_at);
         sprites_synced_at = world.pages().tick();

@@ -41,7 +41,7 @@ TEST(Demo, ShortRunReportsEverySystemAndTearsDownClean) {
   EXPECT_EQ(report.level_component_types, 8u);
   EXPECT_GT(report.blob_bytes, 0u);
   EXPECT_EQ(report.sparks_emitted, 5u * 300u);
-  ASSERT_EQ(report.systems.size(), 10u);
+  ASSERT_EQ(report.systems.size(), 11u);
   EXPECT_EQ(report.systems[4].name, "compact");
   EXPECT_EQ(report.systems.back().name, "frame");
   for (const SystemTiming& t : report.systems) {
@@ -61,7 +61,7 @@ TEST(Demo, ShortRunReportsEverySystemAndTearsDownClean) {
   EXPECT_THAT(text, HasSubstr("fog_property"));
   const nlohmann::json j = ReportToJson(report);
   EXPECT_EQ(j["level"]["entities"], 4039);
-  EXPECT_EQ(j["systems"].size(), 10u);
+  EXPECT_EQ(j["systems"].size(), 11u);
   EXPECT_EQ(j["compaction"]["moves"], report.compact_moves);
   EXPECT_EQ(j["teardown"]["clean"], true);
 }

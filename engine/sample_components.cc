@@ -27,19 +27,29 @@ absl::Status RegisterSampleComponents(ComponentRegistry& registry) {
                                           .Field("max_lifetime", &Spark::max_lifetime).Min(0).ReadOnly()
                                           .SpawnOrder(30)
                                           .Build()));
-  return registry.Add(ComponentDeclaration<SparkEmitter>(std::string(kSparkEmitterTypeName))
-                          .Field("speed", &SparkEmitter::speed).Min(0)
-                          .Field("spread", &SparkEmitter::spread).Min(0)
-                          .Field("lifetime", &SparkEmitter::lifetime).Min(0)
-                          .Color("color", &SparkEmitter::color)
-                          .SpawnOrder(40)
+  STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<SparkEmitter>(std::string(kSparkEmitterTypeName))
+                                          .Field("speed", &SparkEmitter::speed).Min(0)
+                                          .Field("spread", &SparkEmitter::spread).Min(0)
+                                          .Field("lifetime", &SparkEmitter::lifetime).Min(0)
+                                          .Color("color", &SparkEmitter::color)
+                                          .SpawnOrder(40)
+                                          .Build()));
+  STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<FrameClock>(std::string(kFrameClockTypeName),
+                                                                       ComponentStorage::kResource)
+                                          .Field("dt", &FrameClock::dt).Min(0)
+                                          .Field("seconds", &FrameClock::seconds)
+                                          .Field("frame", &FrameClock::frame)
+                                          .Build()));
+  return registry.Add(ComponentDeclaration<SparkRules>(std::string(kSparkRulesTypeName),
+                                                       ComponentStorage::kResource)
+                          .Field("gravity", &SparkRules::gravity)
                           .Build());
 }
 
 const ComponentRegistry& SampleRegistry() {
   static const ComponentRegistry* registry = [] {
     auto* r = new ComponentRegistry();
-    // Four fixed declarations with distinct names: checked by the tests, cannot fail.
+    // Fixed declarations with distinct names: checked by the tests, cannot fail.
     RegisterSampleComponents(*r).IgnoreError();
     return r;
   }();

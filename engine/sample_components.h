@@ -9,6 +9,8 @@
 //   render_data    RenderData    {density f32 >= 0, color}                named: several
 //                                                                          per entity
 //                                                                          ("Fog", ...)
+//   frame_clock    FrameClock    {dt f32 > 0, seconds f32, frame u32}      world resource
+//   spark_rules    SparkRules    {gravity f32}                             world resource
 //
 //   absl::StatusOr<std::unique_ptr<DemoWorld>> demo = DemoWorld::Create();
 //   EntityCompiler compiler;
@@ -20,6 +22,7 @@
 #ifndef STRATA_ENGINE_SAMPLE_COMPONENTS_H_
 #define STRATA_ENGINE_SAMPLE_COMPONENTS_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -61,17 +64,37 @@ struct RenderData {
   Vector4 color{1.0f, 1.0f, 1.0f, 1.0f};
 };
 
+// kGravity: the default downward acceleration of sparks, units per second squared.
+inline constexpr float kGravity = 9.81f;
+
+// FrameClock: the frame being run, a world resource (one per World, no entity): the
+// demo's clock system writes it first thing every frame; the systems that move,
+// fade, emit and animate read their step and time from it.
+struct FrameClock {
+  float dt = 1.0f / 60.0f;  // seconds this frame advances
+  float seconds = 0;        // simulated time at the frame's start: frame * dt
+  uint32_t frame = 0;       // the frame's number, 0 first
+};
+
+// SparkRules: the sparks' rules, a world resource a level may set
+// ({"type": "spark_rules", "gravity": 3}) and a tool may change by name.
+struct SparkRules {
+  float gravity = kGravity;  // downward acceleration, units per second squared
+};
+
 inline constexpr absl::string_view kSpriteTypeName = "sprite";
 inline constexpr absl::string_view kSparkTypeName = "spark";
 inline constexpr absl::string_view kSparkEmitterTypeName = "spark_emitter";
 inline constexpr absl::string_view kRenderDataTypeName = "render_data";
+inline constexpr absl::string_view kFrameClockTypeName = "frame_clock";
+inline constexpr absl::string_view kSparkRulesTypeName = "spark_rules";
 
 using SpriteManager = PageComponentManager<Sprite>;
 using SparkManager = PageComponentManager<Spark>;
 using SparkEmitterManager = PageComponentManager<SparkEmitter>;
 using RenderDataManager = NamedComponentManager<RenderData>;
 
-// RegisterSampleComponents: declares the four sample types in `registry`.
+// RegisterSampleComponents: declares the sample types and resources in `registry`.
 absl::Status RegisterSampleComponents(ComponentRegistry& registry);
 // SampleRegistry: a process-wide registry of the transform and the sample types.
 const ComponentRegistry& SampleRegistry();

@@ -105,7 +105,7 @@ absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
 
 void MoveSparks(DemoWorld& world, float dt, bool parallel) {
   const Filter filter = SparkFilter(world);
-  const float dv = kGravity * dt;
+  const float dv = world.world().ReadResource<SparkRules>().gravity * dt;
   auto move = [dt, dv](Spark& spark, Sprite& sprite) {
     spark.velocity.y -= dv;
     sprite.position.x += spark.velocity.x * dt;

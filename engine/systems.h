@@ -37,9 +37,6 @@
 
 namespace strata {
 
-// kGravity: downward acceleration of sparks, units per second squared.
-inline constexpr float kGravity = 9.81f;
-
 // EmitSparks: creates `count` sparks spread round-robin over the world's spark
 // emitters (or at the origin with default settings when there is none): one
 // CreateBatch, one CreateFromBundle (sprite + spark), a pass writing each spark's
@@ -51,7 +48,8 @@ absl::Status EmitSparks(DemoWorld& world, uint32_t count, uint64_t seed,
                         std::vector<Entity>* created);
 
 // MoveSparks: for every entity with spark + sprite: velocity.y -= g dt, position +=
-// velocity dt. O(pages / lanes + sparks).
+// velocity dt, g the world's SparkRules resource's gravity (read once: a system that
+// calls it declares Reads(WorldResource<SparkRules>(world))). O(pages / lanes + sparks).
 void MoveSparks(DemoWorld& world, float dt, bool parallel);
 
 // FadeSparks: lifetime -= dt, alpha = lifetime / max_lifetime; records a Destroy in

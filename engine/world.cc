@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/check.h"
 #include "base/status_macros.h"
 #include "resource/metadata.h"
@@ -93,6 +94,12 @@ absl::Status World::Init() {
       auto [it, inserted] = store_by_cpp_.try_emplace(type->cpp_type(), raw);
       if (!inserted) it->second = nullptr;
     }
+    if (type->storage() == ComponentStorage::kResource) {
+      auto* resource = static_cast<WorldResourceStore*>(raw);
+      resource_stores_.push_back(resource);
+      auto [it, inserted] = resource_by_cpp_.try_emplace(type->cpp_type(), resource);
+      if (!inserted) it->second = nullptr;
+    }
     stores_.push_back(std::move(store));
     types_.push_back(type);
   }
@@ -170,7 +177,8 @@ void World::TypedAccessFailed(const void* cpp, const char* what) const {
       : store == nullptr
           ? absl::StrCat("World::", what, ": no component type of this world declares this struct")
           : absl::StrCat("World::", what, ": component type \"", declared,
-                         "\" is not stored that way (Pages<T> for page storage, Named<T> for named)");
+                         "\" is not stored that way (Pages<T> for page storage, Named<T> for "
+                         "named, Resource<T> for a world resource)");
   STRATA_CHECK(false, message.c_str());
   std::abort();  // not reached: STRATA_CHECK(false) aborts
 }
@@ -202,8 +210,22 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
   }
   // A corrupt prefab section fails the spawn before anything exists, too.
   STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
-  STRATA_ASSIGN_OR_RETURN(std::vector<Entity> spawned,
-                          spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats));
+  // A failed spawn leaves the world resources as they were (a spawn that gives one
+  // overwrites the world's value as its section spawns).
+  std::vector<std::vector<std::byte>> resources_before;
+  for (WorldResourceStore* r : resource_stores_) {
+    resources_before.emplace_back(r->value(), r->value() + r->type().cpp_size());
+  }
+  absl::StatusOr<std::vector<Entity>> spawned_or =
+      spawner_->Spawn(view, *entities_, this, SpawnOptions(), stats);
+  if (!spawned_or.ok()) {
+    for (size_t r = 0; r < resource_stores_.size(); ++r) {
+      std::memcpy(resource_stores_[r]->value(), resources_before[r].data(), resources_before[r].size());
+      resource_stores_[r]->TakeCarriers();
+    }
+    return spawned_or.status();
+  }
+  std::vector<Entity> spawned = *std::move(spawned_or);
   if (!names.empty()) {
     uint32_t max_index = 0;
     for (Entity e : spawned) max_index = std::max(max_index, e.index());
@@ -214,6 +236,19 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
       slot.generation = e.generation();
       slot.name.assign(names[i].data(), names[i].size());
     }
+  }
+  // An entity that only carried world resources (a level's settings entity, the one
+  // SaveAll writes) has done its job: it is not kept.
+  std::vector<Entity> carriers;
+  for (WorldResourceStore* r : resource_stores_) {
+    for (Entity e : r->TakeCarriers()) {
+      if (ComponentCount(e) == 0) carriers.push_back(e);
+    }
+  }
+  if (!carriers.empty()) {
+    std::sort(carriers.begin(), carriers.end());
+    carriers.erase(std::unique(carriers.begin(), carriers.end()), carriers.end());
+    STRATA_RETURN_IF_ERROR(entities_->DestroyBatch(carriers));
   }
   SyncTransformMirror();
   for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
@@ -383,7 +418,8 @@ absl::StatusOr<std::vector<std::byte>> World::SaveAll(const SaveOptions& options
   // the second pass finds no more (the loop is a guard, not a fixpoint search).
   for (;;) {
     std::vector<Entity> unsaved;
-    absl::StatusOr<std::vector<std::byte>> blob = SaveSet(entities, options, &unsaved);
+    absl::StatusOr<std::vector<std::byte>> blob =
+        SaveSet(entities, options, &unsaved, /*with_resources=*/true);
     if (!blob.ok() || unsaved.empty()) return blob;
     entities.insert(entities.end(), unsaved.begin(), unsaved.end());
     // By index, as Entities() orders them: a world spawned from this save numbers its
@@ -395,12 +431,13 @@ absl::StatusOr<std::vector<std::byte>> World::SaveAll(const SaveOptions& options
 
 absl::StatusOr<std::vector<std::byte>> World::Save(absl::Span<const Entity> entities,
                                                    const SaveOptions& options) const {
-  return SaveSet(entities, options, nullptr);
+  return SaveSet(entities, options, nullptr, /*with_resources=*/false);
 }
 
 absl::StatusOr<std::vector<std::byte>> World::SaveSet(absl::Span<const Entity> entities,
                                                       const SaveOptions& options,
-                                                      std::vector<Entity>* unsaved) const {
+                                                      std::vector<Entity>* unsaved,
+                                                      bool with_resources) const {
   // Check the set, and find each entity's nearest transform ancestor inside it.
   // position_by_index[e.index()]: e's position in `entities` (kNone if not given), a
   // dense table since live indices are below the manager's capacity.
@@ -499,6 +536,15 @@ absl::StatusOr<std::vector<std::byte>> World::SaveSet(absl::Span<const Entity> e
   };
   SaveContext context;
   context.entities = saved;
+  const bool resources_to_save =
+      with_resources && std::any_of(resource_stores_.begin(), resource_stores_.end(),
+                                    [](const WorldResourceStore* r) { return !r->AtDefaults(); });
+  if (resources_to_save) {
+    // One more entity, a root after the saved ones, carries the world resources that
+    // differ from their defaults.
+    context.resource_entity = static_cast<uint32_t>(saved.size());
+    contents.parent_index.push_back(kNoParent);
+  }
   context.number_of = [&](Entity e) -> uint32_t {
     if (const uint32_t p = position(e); p != kNone) return number[p];
     if (entities_->Alive(e)) outside(e, "a saved component");
@@ -578,6 +624,60 @@ absl::StatusOr<std::vector<std::byte>> World::SaveSet(absl::Span<const Entity> e
   std::move(metadata).AppendTo(contents.component_types, kNativeEndianness);
   for (ComponentTypeContents& section : sections) contents.component_types.push_back(std::move(section));
   return WriteEntityResource(contents);
+}
+
+WorldResourceStore* World::ResourceNamed(absl::string_view type) const {
+  for (WorldResourceStore* r : resource_stores_) {
+    if (r->type().name() == type) return r;
+  }
+  return nullptr;
+}
+
+namespace {
+
+absl::StatusOr<const PropertyDescriptor*> FindResourceProperty(const WorldResourceStore* store,
+                                                               absl::string_view type,
+                                                               absl::string_view property) {
+  if (store == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no world resource \"", type, "\" in this world"));
+  }
+  std::vector<absl::string_view> names;
+  for (const PropertyDescriptor& d : store->properties()) {
+    if (d.name == property) return &d;
+    names.push_back(d.name);
+  }
+  return absl::NotFoundError(absl::StrCat("world resource \"", type, "\" has no property \"",
+                                          property, "\" (it has: ",
+                                          names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<PropertyValue> World::GetResourceProperty(absl::string_view type,
+                                                         absl::string_view property) const {
+  const WorldResourceStore* store = ResourceNamed(type);
+  STRATA_ASSIGN_OR_RETURN(const PropertyDescriptor* d, FindResourceProperty(store, type, property));
+  CheckResourceAccess(*store, /*write=*/false, "World::GetResourceProperty");
+  return d->get(Instance{0, 0});
+}
+
+absl::Status World::SetResourceProperty(absl::string_view type, absl::string_view property,
+                                        const PropertyValue& value) {
+  const WorldResourceStore* store = ResourceNamed(type);
+  STRATA_ASSIGN_OR_RETURN(const PropertyDescriptor* d, FindResourceProperty(store, type, property));
+  if (TypeOf(value) != d->type) {
+    return absl::InvalidArgumentError(absl::StrCat("wrong type: property \"", property,
+                                                   "\" of world resource \"", type, "\" is ",
+                                                   PropertyTypeName(d->type), ", not ",
+                                                   PropertyTypeName(TypeOf(value))));
+  }
+  if (!d->set) {
+    return absl::FailedPreconditionError(absl::StrCat("property \"", property,
+                                                      "\" of world resource \"", type,
+                                                      "\" is read-only"));
+  }
+  CheckResourceAccess(*store, /*write=*/true, "World::SetResourceProperty");
+  return d->set(Instance{0, 0}, value);
 }
 
 absl::string_view World::EntityName(Entity entity) const {

@@ -33,6 +33,13 @@
 // registry's types at Create; a type added to the registry later is not part of it
 // (Store returns nullptr for it, Spawn skips it, Save writes the others unchanged).
 //
+// World resources: a type declared with ComponentStorage::kResource is held once per
+// World, not by an entity: `world.Resource<GameRules>()` (by C++ type), its fields by
+// name (`GetResourceProperty("game_rules", "lives")`). SaveAll writes those that
+// differ from their defaults on one more entity at the end of the blob; a spawned
+// resource blob that gives one sets the world's value (and an entity that carried
+// nothing else is not kept).
+//
 // Thread-safety: none; a world belongs to one thread at a time (systems may fan out
 // page queries to worker threads).
 #ifndef STRATA_ENGINE_WORLD_H_
@@ -48,6 +55,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -66,6 +74,7 @@
 #include "index/property_system.h"
 #include "iteration/command_buffer.h"
 #include "iteration/component_events.h"
+#include "iteration/declared_access.h"
 #include "iteration/entity_pages.h"
 #include "iteration/filter.h"
 #include "iteration/parallel_query.h"
@@ -200,9 +209,13 @@ class World {
   // dead one is saved as none).
   absl::StatusOr<std::vector<std::byte>> Save(absl::Span<const Entity> entities,
                                               const SaveOptions& options = SaveOptions()) const;
+  // Save writes no world resources (list no entity for them); SaveAll does.
   // SaveAll: Save(Entities()), plus every live entity a saved component refers to
   // (an entity with no component and no name is saved as such, so the reference holds
-  // after a load). O(Save); a world with such references is saved twice.
+  // after a load), plus one last entity that carries the world resources whose fields
+  // differ from their defaults (none when all hold them, so the save of a freshly
+  // spawned level is that level). O(Save); a world with such references is saved
+  // twice. Spawning the blob into a fresh world and saving that gives the same bytes.
   absl::StatusOr<std::vector<std::byte>> SaveAll(const SaveOptions& options = SaveOptions()) const;
   // Entities: every live entity with a component or a name in this world, by index.
   std::vector<Entity> Entities() const;
@@ -292,6 +305,48 @@ class World {
     return Typed<NamedComponentManager<T>>(type);
   }
 
+  // Resource<T>() / ReadResource<T>(): the world resource whose struct is T (declared
+  // with ComponentStorage::kResource), found by C++ type: its defaults until a system,
+  // a property set or a spawned resource changes it. Valid for the World's life.
+  // Inside a system of a Schedule over this world the system must have declared it,
+  // Writes(WorldResource<T>(world)) for Resource, Reads or Writes for ReadResource
+  // (engine/world_schedule.h): otherwise aborts, naming the system and the resource,
+  // in every build mode. Asking for a struct no resource type declares (or two do)
+  // aborts as Pages<T>() does; TryResource returns nullptr then (checked as Resource).
+  template <typename T>
+  T& Resource() const {
+    WorldResourceStore& store = CheckedResource(TypeTag<T>(), "Resource<T>");
+    CheckResourceAccess(store, /*write=*/true, "World::Resource<T>");
+    return *reinterpret_cast<T*>(store.value());
+  }
+  template <typename T>
+  const T& ReadResource() const {
+    WorldResourceStore& store = CheckedResource(TypeTag<T>(), "ReadResource<T>");
+    CheckResourceAccess(store, /*write=*/false, "World::ReadResource<T>");
+    return *reinterpret_cast<const T*>(store.value());
+  }
+  template <typename T>
+  T* TryResource() const {
+    WorldResourceStore* store = ResourceOfCpp(TypeTag<T>());
+    if (store == nullptr) return nullptr;
+    CheckResourceAccess(*store, /*write=*/true, "World::TryResource<T>");
+    return reinterpret_cast<T*>(store->value());
+  }
+  // ResourceName<T>(): the type name of world resource T (aborts as Resource<T>).
+  template <typename T>
+  absl::string_view ResourceName() const {
+    return CheckedResource(TypeTag<T>(), "ResourceName<T>").type().name();
+  }
+  // GetResourceProperty / SetResourceProperty: field `property` of the world resource
+  // of type `type`, by name, as PropertySystem does for components (and checked inside
+  // a system as ReadResource / Resource). NotFound for an unknown resource type or
+  // field (the message lists the fields), InvalidArgument for a value of another type,
+  // FailedPrecondition for a read-only field.
+  absl::StatusOr<PropertyValue> GetResourceProperty(absl::string_view type,
+                                                    absl::string_view property) const;
+  absl::Status SetResourceProperty(absl::string_view type, absl::string_view property,
+                                   const PropertyValue& value);
+
   // Each: a page query over the entities that have every component the callback takes
   // by reference, each found by its C++ type, so nothing is listed twice:
   //   world.Each([](Position& p, const Velocity& v) { p.x += v.x; });
@@ -366,10 +421,31 @@ class World {
         EntityManager* shared, const Options& options);
   absl::Status Init();
   // SaveSet: Save; with `unsaved` set, a reference to a live entity outside the set is
-  // appended there (once per entity) instead of failing the save.
+  // appended there (once per entity) instead of failing the save. With
+  // `with_resources`, the world resources on one more entity, last.
   absl::StatusOr<std::vector<std::byte>> SaveSet(absl::Span<const Entity> entities,
                                                  const SaveOptions& options,
-                                                 std::vector<Entity>* unsaved) const;
+                                                 std::vector<Entity>* unsaved,
+                                                 bool with_resources) const;
+
+  // The store of the world resource whose struct has TypeTag `cpp`: nullptr if none or
+  // several; CheckedResource aborts then. ResourceNamed: by type name, or nullptr.
+  WorldResourceStore* ResourceOfCpp(const void* cpp) const {
+    auto it = resource_by_cpp_.find(cpp);
+    return it == resource_by_cpp_.end() ? nullptr : it->second;
+  }
+  WorldResourceStore& CheckedResource(const void* cpp, const char* what) const {
+    WorldResourceStore* store = ResourceOfCpp(cpp);
+    if (store == nullptr) [[unlikely]] TypedAccessFailed(cpp, what);
+    return *store;
+  }
+  WorldResourceStore* ResourceNamed(absl::string_view type) const;
+  // Inside a system of a Schedule over pages_: the system declared the resource.
+  void CheckResourceAccess(const WorldResourceStore& store, bool write, const char* what) const {
+    const DeclaredAccess* access = DeclaredAccess::Current();
+    if (ABSL_PREDICT_TRUE(access == nullptr) || &access->pages() != pages_.get()) return;
+    access->CheckResource(store.type().name(), write, what);
+  }
 
   // The store of the one declared type whose struct has TypeTag `cpp`: nullptr if none
   // or several.
@@ -465,6 +541,10 @@ class World {
   // store_by_cpp_[TypeTag<T>()]: the store of the declared type whose struct is T;
   // nullptr when several types declare T.
   absl::flat_hash_map<const void*, ComponentStore*> store_by_cpp_;
+  // The stores of the world resources (kResource types), in stores_ order, and by
+  // their struct's TypeTag (nullptr when several resource types declare it).
+  std::vector<WorldResourceStore*> resource_stores_;
+  absl::flat_hash_map<const void*, WorldResourceStore*> resource_by_cpp_;
   std::unique_ptr<EntitySpawner> spawner_;
   // The prefabs this world knows: each one's resource (copied) and, when it can be
   // created as one bundle of page components, that bundle.

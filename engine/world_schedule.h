@@ -11,6 +11,14 @@
 //   }).Commands(world.Pages<Position>().component(), world.Pages<Age>().component()));
 //   STRATA_RETURN_IF_ERROR(frame->Run());
 //
+// WorldResource<T>(world): the key by which a system declares a world resource
+// (World::Resource<T>, a type declared with ComponentStorage::kResource) read or
+// written; two systems conflict on it as on a component, and World::Resource<T> and its
+// siblings check the running system's declaration:
+//
+//   frame->Add(System("clock", [&](SystemContext&) { world.Resource<FrameClock>().frame++; })
+//                  .Writes(WorldResource<FrameClock>(world)));
+//
 // EachSystem(world, name, [With<...>, Without<...>,] fn): a system that walks the
 // entities `fn` matches, as World::Each, declaring `T&` and `T*` parameters written and
 // `const T&` and `const T*` read. A first parameter `CommandBuffer&` gives the walk the
@@ -37,6 +45,11 @@ namespace strata {
 // MakeSchedule: a Schedule over `world`'s page store whose sync points call
 // World::Playback and whose frames end with World::Flush. `world` must outlive it.
 std::unique_ptr<Schedule> MakeSchedule(World& world, ScheduleOptions options = {});
+
+template <typename T>
+Resource WorldResource(const World& world) {
+  return Resource(std::string(world.ResourceName<T>()));
+}
 
 namespace world_schedule_internal {
 

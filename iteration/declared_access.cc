@@ -21,4 +21,14 @@ void DeclaredAccess::Violation(ComponentId c, bool write, const char* what) cons
   std::abort();
 }
 
+void DeclaredAccess::ResourceViolation(absl::string_view name, bool write, const char* what) const {
+  const std::string message = absl::StrCat(
+      what, ": system \"", system_, "\" ", write ? "writes" : "reads", " world resource \"", name,
+      "\" but did not declare it", write ? " written" : "",
+      " (declare it on the System: ", write ? "Writes" : "Reads", "(WorldResource<T>(world)))");
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
 }  // namespace strata

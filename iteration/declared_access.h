@@ -17,6 +17,9 @@
 // message naming the system and the component otherwise. Cost: one thread-local load
 // per walk when no scope is open; a bit test per listed component inside one.
 //
+// World resources (engine/world.h: World::Resource<T>) are checked the same way, by
+// name: AllowResourceRead / AllowResourceWrite, CheckResource.
+//
 // Not checked: TryGet and the stores' own accessors (random access is a load per call;
 // a check there would cost every access), and walks over another store. Scopes nest
 // on a thread (a worker that runs another system while it waits inside a parallel walk
@@ -26,6 +29,10 @@
 
 #include <bitset>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
 
 #include "iteration/components.h"
 
@@ -49,6 +56,22 @@ class DeclaredAccess {
       writable_.set(c);
     }
   }
+  // AllowResourceRead / AllowResourceWrite: the world resource named `name` (its type
+  // name) may be read / read and written.
+  void AllowResourceRead(std::string name) { resources_.emplace_back(std::move(name), false); }
+  void AllowResourceWrite(std::string name) { resources_.emplace_back(std::move(name), true); }
+  bool CanReadResource(absl::string_view name) const {
+    for (const std::pair<std::string, bool>& entry : resources_) {
+      if (entry.first == name) return true;
+    }
+    return false;
+  }
+  bool CanWriteResource(absl::string_view name) const {
+    for (const std::pair<std::string, bool>& entry : resources_) {
+      if (entry.second && entry.first == name) return true;
+    }
+    return false;
+  }
   bool CanRead(ComponentId c) const { return c < kMaxTypes && readable_.test(c); }
   bool CanWrite(ComponentId c) const { return c < kMaxTypes && writable_.test(c); }
   const EntityPages& pages() const { return *pages_; }
@@ -61,6 +84,10 @@ class DeclaredAccess {
   class Scope {
    public:
     explicit Scope(const DeclaredAccess& access) : previous_(current_) { current_ = &access; }
+    // Scope(pointer): `access` may be null (no system: nothing is checked), so a task
+    // a worker runs for a system's parallel walk carries that system's access, not
+    // whatever the worker ran before.
+    explicit Scope(const DeclaredAccess* access) : previous_(current_) { current_ = access; }
     ~Scope() { current_ = previous_; }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
@@ -74,15 +101,24 @@ class DeclaredAccess {
   void Check(ComponentId c, bool write, const char* what) const {
     if (!(write ? CanWrite(c) : CanRead(c))) [[unlikely]] Violation(c, write, what);
   }
+  // CheckResource: the same for the world resource named `name`.
+  void CheckResource(absl::string_view name, bool write, const char* what) const {
+    if (!(write ? CanWriteResource(name) : CanReadResource(name))) [[unlikely]] {
+      ResourceViolation(name, write, what);
+    }
+  }
 
  private:
   [[noreturn]] void Violation(ComponentId c, bool write, const char* what) const;
+  [[noreturn]] void ResourceViolation(absl::string_view name, bool write, const char* what) const;
 
   static inline thread_local const DeclaredAccess* current_ = nullptr;
   const EntityPages* pages_;
   std::string system_;
   std::bitset<kMaxTypes> readable_;
   std::bitset<kMaxTypes> writable_;
+  // (resource name, writable): few per system, searched linearly.
+  std::vector<std::pair<std::string, bool>> resources_;
 };
 
 }  // namespace strata

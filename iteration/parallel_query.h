@@ -28,6 +28,7 @@
 #include "base/parallel_for.h"
 #include "entity/entity_manager.h"
 #include "iteration/command_buffer.h"
+#include "iteration/declared_access.h"
 #include "iteration/entity_pages.h"
 #include "iteration/filter.h"
 
@@ -51,7 +52,9 @@ void ParallelForEachMatch(const EntityPages& pages, const Filter& filter, Fn&& f
       iteration_internal::Resolve(pages, filter);
   const MaskRows rows = resolved.rows();
   const size_t first = resolved.begin;
+  const DeclaredAccess* const access = DeclaredAccess::Current();
   ParallelFor(resolved.end - first, kParallelGrainPages, [&](size_t begin, size_t end) {
+    const DeclaredAccess::Scope scope(access);  // the caller's system, on every worker
     iteration_internal::ForEachMatchInRange(pages, rows, first + begin, first + end,
                                             resolved.changes, fn, components...);
   });
@@ -164,7 +167,9 @@ void ParallelForEachMatchWithCommands(const EntityPages& pages, const Filter& fi
   const size_t first_range = resolved.begin / kParallelGrainPages;
   const size_t end_range = (resolved.end + kParallelGrainPages - 1) / kParallelGrainPages;
   commands.Reserve(end_range);
+  const DeclaredAccess* const access = DeclaredAccess::Current();
   ParallelFor(end_range - first_range, 1, [&](size_t begin, size_t end) {
+    const DeclaredAccess::Scope scope(access);  // the caller's system, on every worker
     for (size_t range = first_range + begin; range < first_range + end; ++range) {
       const size_t page_begin = std::max(range * kParallelGrainPages, resolved.begin);
       const size_t page_end = std::min((range + 1) * kParallelGrainPages, resolved.end);

@@ -161,6 +161,15 @@ absl::Status Schedule::Build() {
     for (uint32_t c : spec.writes) {
       if (c < kResourceBase) s.access->AllowWrite(c);
     }
+    // Resources by name: World::Resource<T> checks a world resource's.
+    for (const std::vector<uint32_t>* keys : {&spec.reads, &spec.changed}) {
+      for (uint32_t c : *keys) {
+        if (c >= kResourceBase) s.access->AllowResourceRead(resources_[c - kResourceBase]);
+      }
+    }
+    for (uint32_t c : spec.writes) {
+      if (c >= kResourceBase) s.access->AllowResourceWrite(resources_[c - kResourceBase]);
+    }
   }
   executor_ = std::make_unique<Executor>();
   size_t widest = 0;
