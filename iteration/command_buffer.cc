@@ -26,7 +26,7 @@ CommandBuffer::CommandBuffer(const EntityPages& pages) : pages_(&pages), tag_(Ne
 
 Entity CommandBuffer::Create(const ComponentBundle& bundle) {
   // Consecutive creations from equal bundles share one bundle and one run.
-  if (bundles_.empty() || run_op_ != Op::kCreate ||
+  if (bundles_.empty() || runs_.empty() || runs_.back().op != Op::kCreate ||
       !(bundles_.back() == bundle)) {
     bundles_.push_back(bundle);
   }
@@ -55,8 +55,6 @@ void CommandBuffer::CheckPendingTarget(Entity e) const {
 
 void CommandBuffer::Clear() {
   runs_.clear();
-  run_op_ = Op::kNone;
-  run_component_ = kNoComponent;
   targets_.clear();
   values_.clear();
   bundles_.clear();
@@ -103,8 +101,6 @@ CommandBuffer::Result CommandBuffer::Playback(EntityManager& entities, EntityPag
   }
   for (const Run& run : runs_) {
     switch (run.op) {
-      case Op::kNone:  // never a run's
-        break;
       case Op::kCreate:
         PlayCreate(run, entities, pages, result);
         break;

@@ -147,7 +147,7 @@ class CommandBuffer {
   size_t RecordedBytes() const;
 
  private:
-  enum class Op : uint8_t { kCreate, kDestroy, kAdd, kRemove, kSet, kNone };
+  enum class Op : uint8_t { kCreate, kDestroy, kAdd, kRemove, kSet };
   // Run: consecutive commands of one op and component (for kCreate, `component` is
   // the index of the bundle in bundles_): targets_[first, first + count), their
   // values from values_[value_offset] on. `count` is set at playback (until then a
@@ -184,12 +184,10 @@ class CommandBuffer {
   ABSL_ATTRIBUTE_ALWAYS_INLINE void Append(Op op, ComponentId c, Entity e, const void* value,
                                            size_t size) {
     CheckTarget(e);
-    // The run's kind in members, not read back from runs_, and its count left to
-    // Playback: a command stores only its target and value.
-    if (ABSL_PREDICT_FALSE(op != run_op_ || c != run_component_)) {
+    // A run's count is left to Playback: a command stores only its target and value.
+    if (ABSL_PREDICT_FALSE(runs_.empty() || runs_.back().op != op ||
+                           runs_.back().component != c)) {
       runs_.push_back(Run{op, c, targets_.size(), 0, values_.size()});
-      run_op_ = op;
-      run_component_ = c;
     }
     targets_.push_back(e);
     if (size != 0) {
@@ -223,9 +221,6 @@ class CommandBuffer {
   uint32_t tag_;
   uint32_t played_tag_ = 0;
   std::vector<Run> runs_;
-  // The last run's kind (kNone: no run yet).
-  Op run_op_ = Op::kNone;
-  ComponentId run_component_ = kNoComponent;
   std::vector<Entity> targets_;
   // played_targets_: the last playback's targets, resolved (see Playback), swapped out
   // of targets_ rather than cleared; the older array is recorded into next.

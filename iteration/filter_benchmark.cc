@@ -424,11 +424,9 @@ void BM_PagesCreateFromBundleFresh(benchmark::State& state, size_t n) {
   state.counters["ns_per_entity"] = NsPer(static_cast<double>(n));
 }
 
-void BM_PagesRandomGet(benchmark::State& state, size_t n) {
-  MovingWorld world(n);
-  ComponentBundle bundle;
-  bundle.Set(world.pos, Position{1, 2, 3});
-  (void)world.pages.CreateFromBundle(world.entities, bundle);
+// ReadPositionsShuffled: the timed loop of the RandomGet rows: every entity's
+// Position read through its handle, in a shuffled order.
+void ReadPositionsShuffled(benchmark::State& state, MovingWorld& world, size_t n) {
   const std::vector<Entity> shuffled = Shuffled(world.entities);
   for (auto _ : state) {
     float sum = 0;
@@ -440,6 +438,14 @@ void BM_PagesRandomGet(benchmark::State& state, size_t n) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
   state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+}
+
+void BM_PagesRandomGet(benchmark::State& state, size_t n) {
+  MovingWorld world(n);
+  ComponentBundle bundle;
+  bundle.Set(world.pos, Position{1, 2, 3});
+  (void)world.pages.CreateFromBundle(world.entities, bundle);
+  ReadPositionsShuffled(state, world, n);
 }
 
 // BM_Pages/RandomGet{Compacted,NotCompacted}/N: the random reads of RandomGet on the
@@ -454,17 +460,7 @@ void BM_PagesRandomGetSparse10(benchmark::State& state, size_t n, bool compacted
     state.SkipWithError("the compaction moved nothing");
     return;
   }
-  const std::vector<Entity> shuffled = Shuffled(world.entities);
-  for (auto _ : state) {
-    float sum = 0;
-    for (Entity e : shuffled) {
-      const Position* p = world.pages.TryGet(e, world.pos);
-      sum += p->x;
-    }
-    benchmark::DoNotOptimize(sum);
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
-  state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+  ReadPositionsShuffled(state, world, n);
 }
 void BM_PagesRandomGetCompacted(benchmark::State& state, size_t n) {
   BM_PagesRandomGetSparse10(state, n, /*compacted=*/true);
