@@ -82,6 +82,8 @@ enum SystemSlot : size_t {
   kSpriteSync,
   kRender,
   kFogProperty,
+  kSmoke,
+  kSmokeRender,
   kClock,
   kFrame,
 };
@@ -122,6 +124,10 @@ absl::Status CheckOptions(const DemoOptions& o) {
   if (o.scale < 1 || o.scale > 1000) {
     return absl::InvalidArgumentError(absl::StrCat("--scale must be in [1, 1000], got ", o.scale));
   }
+  if (o.smoke_per_scale < 0 || o.smoke_per_scale > 1000000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--smoke_per_scale must be in [0, 1000000], got ", o.smoke_per_scale));
+  }
   if (!(o.dt > 0.0f && o.dt <= 1.0f)) {
     return absl::InvalidArgumentError(absl::StrCat("dt must be in (0, 1] seconds, got ", o.dt));
   }
@@ -135,7 +141,7 @@ absl::Status CheckOptions(const DemoOptions& o) {
   return absl::OkStatus();
 }
 
-// Every live entity of the world: the level's survivors and every spark.
+// Every live entity of the world: the level's survivors, every spark and every puff.
 std::vector<Entity> LiveEntities(DemoWorld& world, const std::vector<Entity>& level) {
   std::vector<Entity> live;
   for (Entity e : level) {
@@ -147,6 +153,12 @@ std::vector<Entity> LiveEntities(DemoWorld& world, const std::vector<Entity>& le
       world.pages(), sparks,
       [&](Entity e, Spark&) { live.push_back(e); },
       world.sparks().component());
+  Filter smoke;
+  smoke.Include(world.smoke().component());
+  ForEachMatch(
+      world.pages(), smoke,
+      [&](Entity e, Smoke&) { live.push_back(e); },
+      world.smoke().component());
   // Level embers are in both lists.
   std::sort(live.begin(), live.end());
   live.erase(std::unique(live.begin(), live.end()), live.end());
@@ -277,6 +289,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   std::vector<Samples> samples = {{"emit", {}},        {"move", {}},    {"fade", {}},
                                   {"destroy", {}},     {"compact", {}}, {"transforms", {}},
                                   {"sprite_sync", {}}, {"render", {}},  {"fog_property", {}},
+                                  {"smoke", {}},       {"smoke_render", {}},
                                   {"clock", {}},       {"frame", {}}};
   for (Samples& s : samples) s.ms.reserve(static_cast<size_t>(options.frames));
   std::vector<Entity> created;
@@ -287,6 +300,15 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
         report.sparks_destroyed += dead.size();
       });
   std::vector<SpriteVertex> vertices;
+  std::vector<PuffVertex> puff_vertices;
+  // --scale: the chimneys smoke, a pool made once.
+  if (options.scale > 1) {
+    STRATA_ASSIGN_OR_RETURN(
+        const std::vector<Entity> puffs,
+        SpawnSmoke(world, static_cast<uint32_t>(options.scale) * static_cast<uint32_t>(options.smoke_per_scale),
+                   options.seed));
+    report.smoke_puffs = puffs.size();
+  }
   auto timed = [&samples](SystemSlot system, auto&& body) {
     const Clock::time_point t0 = Clock::now();
     body();
@@ -350,6 +372,8 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     const Component<Sprite> sprite = world.sprites().component();
     const Component<Spark> spark = world.sparks().component();
     const Component<HasTransform> has_transform = world.world().has_transform();
+    const Component<Smoke> smoke = world.smoke().component();
+    const Component<Puff> puff = world.puffs().component();
     const Resource clock_key = WorldResource<FrameClock>(world.world());
     const Resource rules_key = WorldResource<SparkRules>(world.world());
     auto add = [&](SystemSlot slot, System system) {
@@ -379,6 +403,10 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     add(kTransforms, System("transforms", [&](SystemContext&) {
                        return animator.Step(world, frame_clock().seconds);
                      }).Writes(Resource("transform"), has_transform).Reads(clock_key));
+    // The smoke: components of its own, so it runs beside the sparks.
+    add(kSmoke, System("smoke", [&](SystemContext& ctx) {
+                  DriftSmoke(world, frame_clock().dt, frame_clock().seconds, ctx.parallel());
+                }).Writes(smoke, puff).Reads(clock_key));
     schedule->Stage("maintain");
     add(kCompact, System("compact", [&](SystemContext&) {
                     compact();
@@ -402,6 +430,11 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
                           .Writes(Resource("render_data"))
                           .Reads(clock_key)
                           .MainThread());
+    add(kSmokeRender, System("smoke_render", [&](SystemContext&) {
+                        report.puffs_drawn_last_frame = RenderSmoke(world, &puff_vertices);
+                      })
+                          .Reads(puff)
+                          .Writes(Resource("smoke_draw_list")));
     STRATA_RETURN_IF_ERROR(schedule->Build());
     report.schedule_description = schedule->Describe();
   }
@@ -440,6 +473,10 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
       });
       timed(kRender, [&] { report.sprites_drawn_last_frame = RenderSprites(world, &vertices); });
       timed(kFogProperty, [&] { fail(fog()); });
+      timed(kSmoke, [&] {
+        DriftSmoke(world, frame_clock().dt, frame_clock().seconds, parallel);
+      });
+      timed(kSmokeRender, [&] { report.puffs_drawn_last_frame = RenderSmoke(world, &puff_vertices); });
     }
     samples[kFrame].ms.push_back(MillisecondsSince(frame_start));
     if (world.entities().size() > report.entities_alive_peak) {
@@ -550,6 +587,10 @@ std::string FormatReport(const DemoReport& r) {
       "%zu; sprites drawn in the last frame %zu, synced (transform changed) %zu\n",
       r.entities_alive_end, r.entities_alive_peak, r.sparks_alive_end, r.sparks_emitted,
       r.sparks_destroyed, r.sprites_drawn_last_frame, r.sprites_synced_last_frame);
+  if (r.smoke_puffs > 0) {
+    out << absl::StrFormat("  smoke: %zu puffs rising from the chimneys; %zu drawn in the last frame\n",
+                           r.smoke_puffs, r.puffs_drawn_last_frame);
+  }
   if (o.compact_budget > 0) {
     out << absl::StrFormat(
         "  compaction: budget %d moves per frame; %zu moves in %zu of %d frames; %.1f%% of "
@@ -588,6 +629,7 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                   {"threads", r.options.threads},
                   {"hand_written_frame", r.options.hand_written_frame},
                   {"scale", r.options.scale},
+                  {"smoke_per_scale", r.options.smoke_per_scale},
                   {"compact_budget", r.options.compact_budget},
                   {"dt", r.options.dt}};
   j["level"] = {{"json_bytes", r.level_json_bytes},
@@ -619,6 +661,8 @@ nlohmann::json ReportToJson(const DemoReport& r) {
                    {"sparks_emitted", r.sparks_emitted},
                    {"sparks_destroyed", r.sparks_destroyed},
                    {"sprites_drawn_last_frame", r.sprites_drawn_last_frame},
+                   {"smoke_puffs", r.smoke_puffs},
+                   {"puffs_drawn_last_frame", r.puffs_drawn_last_frame},
                    {"sprites_synced_last_frame", r.sprites_synced_last_frame},
                    {"animated_roots", r.animated_roots},
                    {"animated_nodes", r.animated_nodes}};

@@ -52,8 +52,11 @@ struct DemoOptions {
   // measure what the schedule costs.
   bool hand_written_frame = false;
   // scale: a heavier frame where several cores matter: sparks_per_frame * scale sparks
-  // per frame (1: the ordinary demo).
+  // per frame and, from 2 on, scale * smoke_per_scale smoke puffs rising from the
+  // chimneys, a second particle system on components of its own (smoke, puff) whose
+  // systems run beside the sparks' (1: the ordinary demo, no smoke).
   int scale = 1;
+  int smoke_per_scale = 100000;
   // progress_every: a progress line every this many frames (0: none).
   int progress_every = 60;
   // compact_budget: entity moves EntityPages::Compact may make per frame, after the
@@ -108,6 +111,8 @@ struct DemoReport {
   size_t compact_frames = 0;
   double spark_full_page_share_end = 0;
   size_t sprites_drawn_last_frame = 0;
+  size_t smoke_puffs = 0;             // the smoke pool (--scale > 1)
+  size_t puffs_drawn_last_frame = 0;
   // Sprites whose transform changed in the last frame (the sync's Changed query).
   size_t sprites_synced_last_frame = 0;
   size_t animated_roots = 0;
@@ -129,7 +134,7 @@ struct DemoReport {
 
 // RunDemo: runs the demo. Progress lines go to `progress` if not null. Errors:
 // InvalidArgument for bad options (frames < 0, sparks_per_frame < 0, threads < 0 or
-// > 256, scale < 1, compact_budget < 0, dt not in (0, 1]); NotFound / PermissionDenied if the level cannot be
+// > 256, scale < 1, smoke_per_scale < 0, compact_budget < 0, dt not in (0, 1]); NotFound / PermissionDenied if the level cannot be
 // read; the compiler's InvalidArgument (with entity path and JSON line/column) for a bad level;
 // Internal if a subsystem misbehaves during the run.
 absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* progress);

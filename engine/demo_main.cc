@@ -37,7 +37,10 @@ ABSL_FLAG(int, threads, 0,
           "threads for the frame's schedule (1: every system on the main thread; 0: one per core)");
 ABSL_FLAG(bool, hand_written_frame, false,
           "run the frame as plain calls in turn instead of a Schedule (for comparison)");
-ABSL_FLAG(int, scale, 1, "a heavier frame: sparks_per_frame * scale sparks per frame");
+ABSL_FLAG(int, scale, 1,
+          "a heavier frame: sparks_per_frame * scale sparks per frame and, from 2 on, "
+          "scale * smoke_per_scale smoke puffs whose systems run beside the sparks'");
+ABSL_FLAG(int, smoke_per_scale, 100000, "smoke puffs per unit of --scale (from --scale=2)");
 ABSL_FLAG(int, compact_budget, 4096,
           "entity moves the page store's Compact may make per frame (0: never compact)");
 ABSL_FLAG(std::string, report_json, "", "also write the report as JSON to this path");
@@ -79,7 +82,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Strata demo: compiles a level, spawns it and runs a sparks pressure test.\n"
       "Usage: demo [--level=PATH] [--frames=N] [--sparks_per_frame=N] [--threads=N] "
-      "[--compact_budget=N] [--scale=N] [--hand_written_frame] [--save=PATH] "
+      "[--compact_budget=N] [--scale=N] [--smoke_per_scale=N] [--hand_written_frame] [--save=PATH] "
       "[--report_json=PATH]");
   const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
@@ -93,6 +96,7 @@ int main(int argc, char** argv) {
   options.threads = absl::GetFlag(FLAGS_threads);
   options.hand_written_frame = absl::GetFlag(FLAGS_hand_written_frame);
   options.scale = absl::GetFlag(FLAGS_scale);
+  options.smoke_per_scale = absl::GetFlag(FLAGS_smoke_per_scale);
   options.compact_budget = absl::GetFlag(FLAGS_compact_budget);
   options.progress_every = absl::GetFlag(FLAGS_progress_every);
   if (const std::string save = absl::GetFlag(FLAGS_save); !save.empty()) {

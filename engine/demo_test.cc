@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testing/status_matchers.h"
@@ -41,7 +45,7 @@ TEST(Demo, ShortRunReportsEverySystemAndTearsDownClean) {
   EXPECT_EQ(report.level_component_types, 8u);
   EXPECT_GT(report.blob_bytes, 0u);
   EXPECT_EQ(report.sparks_emitted, 5u * 300u);
-  ASSERT_EQ(report.systems.size(), 11u);
+  ASSERT_EQ(report.systems.size(), 13u);
   EXPECT_EQ(report.systems[4].name, "compact");
   EXPECT_EQ(report.systems.back().name, "frame");
   for (const SystemTiming& t : report.systems) {
@@ -61,9 +65,43 @@ TEST(Demo, ShortRunReportsEverySystemAndTearsDownClean) {
   EXPECT_THAT(text, HasSubstr("fog_property"));
   const nlohmann::json j = ReportToJson(report);
   EXPECT_EQ(j["level"]["entities"], 4039);
-  EXPECT_EQ(j["systems"].size(), 11u);
+  EXPECT_EQ(j["systems"].size(), 13u);
   EXPECT_EQ(j["compaction"]["moves"], report.compact_moves);
   EXPECT_EQ(j["teardown"]["clean"], true);
+}
+
+// --scale adds a smoke pool whose systems touch none of the sparks' components: the
+// schedule runs them beside the spark chain (same segment, no edge to it).
+TEST(Demo, ScaleAddsSmokeThatRunsBesideTheSparks) {
+  DemoOptions options = Short();
+  options.scale = 2;
+  options.smoke_per_scale = 1500;
+  options.progress_every = 0;
+  STRATA_ASSERT_OK_AND_ASSIGN(DemoReport report, RunDemo(options, nullptr));
+  EXPECT_EQ(report.smoke_puffs, 3000u);
+  EXPECT_GT(report.puffs_drawn_last_frame, 2000u);
+  EXPECT_LE(report.puffs_drawn_last_frame, 3000u);
+  EXPECT_TRUE(report.teardown_clean) << report.teardown_detail;
+  EXPECT_EQ(report.entities_alive_end, 4039u + 3000u + 2u * 1500u - report.sparks_destroyed);
+  bool smoke_line = false, smoke_render_line = false;
+  for (absl::string_view line : absl::StrSplit(report.schedule_description, '\n')) {
+    if (absl::StartsWith(line, "    smoke ")) {
+      smoke_line = true;
+      EXPECT_THAT(std::string(line), HasSubstr("writes smoke, puff"));
+      EXPECT_THAT(std::string(line), ::testing::Not(HasSubstr("after")));
+    }
+    if (absl::StartsWith(line, "    smoke_render ")) {
+      smoke_render_line = true;
+      EXPECT_THAT(std::string(line), ::testing::Not(HasSubstr("after")));
+    }
+  }
+  EXPECT_TRUE(smoke_line && smoke_render_line) << report.schedule_description;
+  EXPECT_THAT(FormatReport(report), HasSubstr("smoke: 3000 puffs"));
+  // Without --scale, no smoke.
+  options.scale = 1;
+  STRATA_ASSERT_OK_AND_ASSIGN(DemoReport plain, RunDemo(options, nullptr));
+  EXPECT_EQ(plain.smoke_puffs, 0u);
+  EXPECT_EQ(plain.puffs_drawn_last_frame, 0u);
 }
 
 TEST(Demo, ParallelRunMatchesCounts) {

@@ -34,6 +34,19 @@ absl::Status RegisterSampleComponents(ComponentRegistry& registry) {
                                           .Color("color", &SparkEmitter::color)
                                           .SpawnOrder(40)
                                           .Build()));
+  STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<Smoke>(std::string(kSmokeTypeName))
+                                          .Field("origin", &Smoke::origin)
+                                          .Field("velocity", &Smoke::velocity)
+                                          .Field("age", &Smoke::age).Min(0)
+                                          .Field("lifetime", &Smoke::lifetime).Min(0)
+                                          .SpawnOrder(50)
+                                          .Build()));
+  STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<Puff>(std::string(kPuffTypeName))
+                                          .Field("position", &Puff::position)
+                                          .Field("size", &Puff::size).Min(0)
+                                          .Field("alpha", &Puff::alpha)
+                                          .SpawnOrder(60)
+                                          .Build()));
   STRATA_RETURN_IF_ERROR(registry.Add(ComponentDeclaration<FrameClock>(std::string(kFrameClockTypeName),
                                                                        ComponentStorage::kResource)
                                           .Field("dt", &FrameClock::dt).Min(0)
@@ -64,6 +77,8 @@ absl::StatusOr<std::unique_ptr<DemoWorld>> DemoWorld::Create(const World::Option
   demo->sparks_ = &demo->world_->Pages<Spark>();
   demo->emitters_ = &demo->world_->Pages<SparkEmitter>();
   demo->render_data_ = &demo->world_->Named<RenderData>();
+  demo->smoke_ = &demo->world_->Pages<Smoke>();
+  demo->puffs_ = &demo->world_->Pages<Puff>();
   return demo;
 }
 

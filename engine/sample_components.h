@@ -9,6 +9,9 @@
 //   render_data    RenderData    {density f32 >= 0, color}                named: several
 //                                                                          per entity
 //                                                                          ("Fog", ...)
+//   smoke          Smoke         {origin vec3, velocity vec3,
+//                                 age f32 >= 0, lifetime f32 >= 0}         pages
+//   puff           Puff          {position vec3, size f32 >= 0, alpha f32} pages
 //   frame_clock    FrameClock    {dt f32 > 0, seconds f32, frame u32}      world resource
 //   spark_rules    SparkRules    {gravity f32}                             world resource
 //
@@ -64,6 +67,24 @@ struct RenderData {
   Vector4 color{1.0f, 1.0f, 1.0f, 1.0f};
 };
 
+// Smoke: a smoke puff's motion, the demo's second particle system (--scale): a pool of
+// puffs that rise from the chimneys (the spark emitters) and start again at their
+// chimney when their lifetime is over, so it never creates or destroys entities.
+struct Smoke {
+  Vector3 origin;          // where it starts again: its chimney
+  Vector3 velocity;        // units per second, before the wind
+  float age = 0.0f;        // seconds since it last started
+  float lifetime = 4.0f;   // seconds before it starts again
+};
+
+// Puff: how a smoke puff is drawn, into a draw list of its own (no sprite): the smoke's
+// systems and the sparks' touch no component in common.
+struct Puff {
+  Vector3 position;
+  float size = 0.2f;
+  float alpha = 1.0f;
+};
+
 // kGravity: the default downward acceleration of sparks, units per second squared.
 inline constexpr float kGravity = 9.81f;
 
@@ -86,6 +107,8 @@ inline constexpr absl::string_view kSpriteTypeName = "sprite";
 inline constexpr absl::string_view kSparkTypeName = "spark";
 inline constexpr absl::string_view kSparkEmitterTypeName = "spark_emitter";
 inline constexpr absl::string_view kRenderDataTypeName = "render_data";
+inline constexpr absl::string_view kSmokeTypeName = "smoke";
+inline constexpr absl::string_view kPuffTypeName = "puff";
 inline constexpr absl::string_view kFrameClockTypeName = "frame_clock";
 inline constexpr absl::string_view kSparkRulesTypeName = "spark_rules";
 
@@ -93,6 +116,8 @@ using SpriteManager = PageComponentManager<Sprite>;
 using SparkManager = PageComponentManager<Spark>;
 using SparkEmitterManager = PageComponentManager<SparkEmitter>;
 using RenderDataManager = NamedComponentManager<RenderData>;
+using SmokeManager = PageComponentManager<Smoke>;
+using PuffManager = PageComponentManager<Puff>;
 
 // RegisterSampleComponents: declares the sample types and resources in `registry`.
 absl::Status RegisterSampleComponents(ComponentRegistry& registry);
@@ -109,6 +134,8 @@ class DemoWorld {
   SparkManager& sparks() const { return *sparks_; }
   SparkEmitterManager& emitters() const { return *emitters_; }
   RenderDataManager& render_data() const { return *render_data_; }
+  SmokeManager& smoke() const { return *smoke_; }
+  PuffManager& puffs() const { return *puffs_; }
 
   // The World's, for the systems' brevity.
   EntityManager& entities() const { return world_->entities(); }
@@ -141,6 +168,8 @@ class DemoWorld {
   SparkManager* sparks_ = nullptr;
   SparkEmitterManager* emitters_ = nullptr;
   RenderDataManager* render_data_ = nullptr;
+  SmokeManager* smoke_ = nullptr;
+  PuffManager* puffs_ = nullptr;
 };
 
 }  // namespace strata

@@ -24,6 +24,9 @@ static_assert(sizeof(SpriteVertex) == sizeof(Sprite) &&
                   offsetof(SpriteVertex, size) == offsetof(Sprite, size) &&
                   offsetof(SpriteVertex, color) == offsetof(Sprite, color),
               "RenderSprites copies a Sprite into a SpriteVertex as bytes");
+static_assert(sizeof(PuffVertex) == sizeof(Puff) && offsetof(PuffVertex, size) == offsetof(Puff, size) &&
+                  offsetof(PuffVertex, alpha) == offsetof(Puff, alpha),
+              "RenderSmoke copies a Puff into a PuffVertex as bytes");
 
 struct EmitterPlace {
   uint32_t entity_index;
@@ -205,6 +208,79 @@ size_t RenderSprites(DemoWorld& world, std::vector<SpriteVertex>* out) {
         next += (s.color.w >= kMinAlpha && s.size > 0.0f) ? 1 : 0;
       },
       world.sprites().component());
+  out->resize(static_cast<size_t>(next - out->data()));
+  return out->size();
+}
+
+absl::StatusOr<std::vector<Entity>> SpawnSmoke(DemoWorld& world, uint32_t count, uint64_t seed) {
+  std::vector<Entity> created(count);
+  if (count == 0) return created;
+  const std::vector<EmitterPlace> places = FindEmitters(world);
+  world.entities().CreateBatch(absl::MakeSpan(created));
+  ComponentBundle bundle;
+  bundle.Set(world.smoke().component(), Smoke{}).Set(world.puffs().component(), Puff{});
+  STRATA_RETURN_IF_ERROR(world.pages().CreateFromBundle(created, bundle));
+  std::mt19937 rng(static_cast<uint32_t>(seed * 0x85EBCA6Bu + 7));
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> share(0.0f, 1.0f);
+  EntityPages& pages = world.pages();
+  for (uint32_t i = 0; i < count; ++i) {
+    Smoke* smoke = pages.TryGet(created[i], world.smoke().component());
+    Puff* puff = pages.TryGet(created[i], world.puffs().component());
+    smoke->origin = places[i % places.size()].position;
+    smoke->origin.y += 1.0f;  // the chimney's top
+    smoke->velocity = Vector3{0.15f * unit(rng), 0.6f + 0.3f * share(rng), 0.15f * unit(rng)};
+    smoke->lifetime = 3.0f + 2.0f * share(rng);
+    smoke->age = smoke->lifetime * share(rng);
+    puff->position.x = smoke->origin.x + smoke->velocity.x * smoke->age;
+    puff->position.y = smoke->origin.y + smoke->velocity.y * smoke->age;
+    puff->position.z = smoke->origin.z + smoke->velocity.z * smoke->age;
+  }
+  return created;
+}
+
+void DriftSmoke(DemoWorld& world, float dt, float seconds, bool parallel) {
+  Filter filter;
+  filter.Include(world.smoke().component()).Include(world.puffs().component());
+  const float wind_x = 0.4f * std::cos(0.1f * seconds);
+  const float wind_z = 0.4f * std::sin(0.1f * seconds);
+  auto drift = [dt, wind_x, wind_z](Smoke& s, Puff& p) {
+    s.age += dt;
+    if (s.age >= s.lifetime) {
+      s.age -= s.lifetime;
+      p.position.x = s.origin.x;
+      p.position.y = s.origin.y;
+      p.position.z = s.origin.z;
+    } else {
+      p.position.x += (s.velocity.x + wind_x) * dt;
+      p.position.y += s.velocity.y * dt;
+      p.position.z += (s.velocity.z + wind_z) * dt;
+    }
+    const float t = s.lifetime > 0.0f ? s.age / s.lifetime : 1.0f;
+    p.size = 0.2f + 1.5f * t;
+    p.alpha = 1.0f - t;
+  };
+  if (parallel) {
+    ParallelForEachMatch(world.pages(), filter, drift, world.smoke().component(),
+                         world.puffs().component());
+  } else {
+    ForEachMatch(world.pages(), filter, drift, world.smoke().component(), world.puffs().component());
+  }
+}
+
+size_t RenderSmoke(DemoWorld& world, std::vector<PuffVertex>* out) {
+  Filter filter;
+  filter.Include(world.puffs().component());
+  out->resize(CountMatches(world.pages(), filter));
+  PuffVertex* next = out->data();
+  constexpr float kMinAlpha = 1.0f / 255.0f;
+  ForEachMatch(
+      world.pages(), filter,
+      [&next](const Puff& p) {
+        std::memcpy(next, &p, sizeof(PuffVertex));
+        next += (p.alpha >= kMinAlpha && p.size > 0.0f) ? 1 : 0;
+      },
+      world.puffs().component());
   out->resize(static_cast<size_t>(next - out->data()));
   return out->size();
 }

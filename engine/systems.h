@@ -86,6 +86,30 @@ struct SpriteVertex {
 // > 0): the draw list a renderer would upload. Returns how many.
 size_t RenderSprites(DemoWorld& world, std::vector<SpriteVertex>* out);
 
+// SpawnSmoke: `count` smoke puffs spread round-robin over the spark emitters (the
+// chimneys; the origin when there is none), each with its own drift and lifetime and a
+// start age spread over it, so the pool looks steady from the first frame: one
+// CreateBatch, one CreateFromBundle (smoke + puff). Deterministic for a given world
+// state and `seed`. The new entities, in creation order.
+absl::StatusOr<std::vector<Entity>> SpawnSmoke(DemoWorld& world, uint32_t count, uint64_t seed);
+
+// DriftSmoke: for every entity with smoke + puff: age += dt; past its lifetime a puff
+// starts again at its origin, otherwise it drifts (its velocity plus a wind that turns
+// slowly with `seconds`); it grows and fades with its age. The same result serial or
+// parallel. O(pages / lanes + puffs).
+void DriftSmoke(DemoWorld& world, float dt, float seconds, bool parallel);
+
+// PuffVertex: one entry of the smoke's draw list (laid out as a Puff).
+struct PuffVertex {
+  float position[3];
+  float size;
+  float alpha;
+};
+
+// RenderSmoke: clears `out` and appends every visible puff (alpha >= 1/255, size > 0).
+// Returns how many.
+size_t RenderSmoke(DemoWorld& world, std::vector<PuffVertex>* out);
+
 // TransformAnimator: moves the roots of the level's hierarchies each frame with one
 // SetLocalBatch on a PreparedBatch (the roots are checked once, not every frame), so
 // the transform component propagates to all their descendants.
