@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -84,6 +85,21 @@ bool HasMember(const FieldShape& object, absl::string_view key) {
   return false;
 }
 
+// The values `object`'s members are given in `value` (nullptr: absent), in member
+// order, and how many were given: fewer than `value`'s own keys (less the ones the
+// caller allows besides) means an unknown key, which only then is looked for by name.
+using GivenMembers = absl::InlinedVector<const nlohmann::json*, 16>;
+size_t FindMembers(const FieldShape& object, const nlohmann::json& value, GivenMembers* given) {
+  size_t found = 0;
+  given->clear();
+  for (const FieldShape& member : object.children) {
+    auto it = value.find(member.key);
+    given->push_back(it == value.end() ? nullptr : &*it);
+    found += it != value.end();
+  }
+  return found;
+}
+
 // CompileShape: the blob bytes of `node`'s fields from `value` (nullptr: absent, every
 // field below takes its default), in field order.
 absl::Status CompileShape(const ComponentType& type, const FieldShape& node, const nlohmann::json* value,
@@ -109,24 +125,26 @@ absl::Status CompileShape(const ComponentType& type, const FieldShape& node, con
       }
       return absl::OkStatus();
     case FieldShape::Kind::kObject:
-      if (value != nullptr) {
+    {
+      GivenMembers given;
+      if (value == nullptr) {
+        given.assign(node.children.size(), nullptr);
+      } else {
         if (!value->is_object()) return error(absl::StrCat("expected an object, got ", value->type_name()));
-        for (auto it = value->begin(); it != value->end(); ++it) {
-          if (!HasMember(node, it.key())) {
-            return error(absl::StrCat("unknown key \"", UserText(it.key()), "\" (", node.path, " has: ",
-                                      MemberNames(node), ")"));
+        if (FindMembers(node, *value, &given) != value->size()) {
+          for (auto it = value->begin(); it != value->end(); ++it) {
+            if (!HasMember(node, it.key())) {
+              return error(absl::StrCat("unknown key \"", UserText(it.key()), "\" (", node.path, " has: ",
+                                        MemberNames(node), ")"));
+            }
           }
         }
       }
-      for (const FieldShape& member : node.children) {
-        const nlohmann::json* given = nullptr;
-        if (value != nullptr) {
-          auto it = value->find(member.key);
-          if (it != value->end()) given = &*it;
-        }
-        STRATA_RETURN_IF_ERROR(CompileShape(type, member, given, out));
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        STRATA_RETURN_IF_ERROR(CompileShape(type, node.children[i], given[i], out));
       }
       return absl::OkStatus();
+    }
   }
   return absl::InternalError("field shape");
 }
@@ -160,28 +178,35 @@ absl::Status CompileDeclared(const ComponentType& type, const nlohmann::json& co
                              ComponentDataWriter& out) {
   if (!config.is_object()) return absl::InvalidArgumentError("component: expected an object");
   const FieldShape& root = type.shape();
+  // Besides the members: "type", and "name", which a page-stored type or a world
+  // resource (one instance per entity, or per World) may only give as the type's name.
+  size_t allowed = 0;
   for (auto it = config.begin(); it != config.end(); ++it) {
-    const std::string& key = it.key();
-    if (key == "type") continue;
-    if (key == "name") {
-      // A page-stored type has one instance per entity, always named after the type;
-      // so has a world resource.
+    const absl::string_view key = it.key();
+    if (key == "type") {
+      ++allowed;
+    } else if (key == "name") {
+      ++allowed;
       if ((type.storage() == ComponentStorage::kPages ||
            type.storage() == ComponentStorage::kResource) &&
           (!it->is_string() || it->get_ref<const std::string&>() != type.name())) {
         return absl::InvalidArgumentError(absl::StrCat(
             "\"name\": a ", type.name(), " is always named \"", type.name(), "\" (one per entity)"));
       }
-      continue;
-    }
-    if (!HasMember(root, key)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown key \"", UserText(key), "\" (", type.name(), " has: ", MemberNames(root), ")"));
     }
   }
-  for (const FieldShape& member : root.children) {
-    auto it = config.find(member.key);
-    STRATA_RETURN_IF_ERROR(CompileShape(type, member, it == config.end() ? nullptr : &*it, out));
+  GivenMembers given;
+  if (FindMembers(root, config, &given) + allowed != config.size()) {
+    for (auto it = config.begin(); it != config.end(); ++it) {
+      const absl::string_view key = it.key();
+      if (key != "type" && key != "name" && !HasMember(root, key)) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown key \"", UserText(key), "\" (", type.name(),
+                                                       " has: ", MemberNames(root), ")"));
+      }
+    }
+  }
+  for (size_t i = 0; i < root.children.size(); ++i) {
+    STRATA_RETURN_IF_ERROR(CompileShape(type, root.children[i], given[i], out));
   }
   return absl::OkStatus();
 }

@@ -132,6 +132,7 @@ void EntityPages::GrowSlotTable(size_t entities) {
   const size_t size = std::max(entities, manager_->slots_used());
   gen_of_.resize(size, Entity::kInvalidGeneration);
   gen_size_ = size;
+  UpdateInlineLimit();
   if (indirect_) {
     GrowIdentityTable(slot_of_, size);
   } else if (reserve_slot_table_) {
@@ -347,7 +348,10 @@ void EntityPages::FreeSlot(uint32_t index, uint32_t slot) {
 
 absl::StatusOr<std::byte*> EntityPages::AddSlow(uint32_t index, uint32_t generation,
                                                 ComponentId c, uint32_t value_size) {
+  // The inline Add's check: a walk sends it here (see inline_limit_).
+  CheckNotWalking("Add");
   const Entity e(index, generation);
+  slow_added_ = e;
   // In the store implies alive (the destroy listener deletes destroyed entities), so
   // the common slow case, the first component of a page, skips the manager.
   const bool in_store = InStore(e);
@@ -395,6 +399,8 @@ absl::StatusOr<std::byte*> EntityPages::AddSlow(uint32_t index, uint32_t generat
 
 absl::Status EntityPages::RemoveSlow(uint32_t index, uint32_t generation,
                                      ComponentId c) {
+  // The inline Remove's check: a walk sends it here (see inline_limit_).
+  CheckNotWalking("Remove");
   const Entity e(index, generation);
   const uint32_t slot = SlotOf(e);
   if (slot == kNoSlot || c >= types_.size()) return NotFoundError(e, c);

@@ -254,7 +254,7 @@ class EntityPages {
   // must outlive the store or be unset first.
   void set_structure_listener(StructureListener* listener) {
     listener_ = listener;
-    UpdateAfterAdd();
+    UpdateInlineLimit();
   }
   StructureListener* structure_listener() const { return listener_; }
   // NotifySet: tells the listener that a set path wrote `entities`' `c` values (see
@@ -271,13 +271,17 @@ class EntityPages {
   // entity of the store's manager (its destroy listener). Record such changes in a
   // CommandBuffer (iteration/command_buffer.h) and play it back after the walk. Reads
   // and in-place writes through TryGet are fine. Scopes nest and may be opened from
-  // several threads at once (an atomic count: two read-modify-writes per walk).
+  // several threads at once (atomic counts: four read-modify-writes per walk).
   class WalkScope {
    public:
     explicit WalkScope(const EntityPages& pages) : pages_(&pages) {
       __atomic_fetch_add(&pages_->walks_, 1, __ATOMIC_RELAXED);
+      __atomic_fetch_sub(&pages_->inline_limit_, kWalkUnit, __ATOMIC_RELAXED);
     }
-    ~WalkScope() { __atomic_fetch_sub(&pages_->walks_, 1, __ATOMIC_RELAXED); }
+    ~WalkScope() {
+      __atomic_fetch_add(&pages_->inline_limit_, kWalkUnit, __ATOMIC_RELAXED);
+      __atomic_fetch_sub(&pages_->walks_, 1, __ATOMIC_RELAXED);
+    }
     WalkScope(const WalkScope&) = delete;
     WalkScope& operator=(const WalkScope&) = delete;
 
@@ -521,6 +525,9 @@ class EntityPages {
                                                              uint32_t value_size);
   ABSL_ATTRIBUTE_NOINLINE absl::Status RemoveSlow(uint32_t index, uint32_t generation,
                                                   ComponentId c);
+  // The entity of the last AddSlow, for the inline Add's NotifyAdded after it wrote the
+  // value (so the caller keeps no handle live across the call).
+  Entity slow_added_;
   // What Remove does after clearing the bit of `slot` (of entity `index`) when its
   // page's mask or its count dropped to zero: marks the page dirty, frees the slot.
   ABSL_ATTRIBUTE_NOINLINE void RemoveEmptied(uint32_t index, uint32_t slot);
@@ -533,7 +540,7 @@ class EntityPages {
                                                          size_t position);
   ABSL_ATTRIBUTE_NOINLINE static absl::Status ValueCountError(size_t entities, size_t values);
   // The listener's calls for one entity, out of line so that the inline paths keep
-  // `e` in registers.
+  // `e` in registers. NotifyAdded also marks the add of a tracked type.
   ABSL_ATTRIBUTE_NOINLINE void NotifyAdded(ComponentId c, Entity e);
   ABSL_ATTRIBUTE_NOINLINE void NotifyRemoved(ComponentId c, Entity e);
   // NotifyRemoving: OnRemoving for one entity, when the listener wants it.
@@ -544,13 +551,13 @@ class EntityPages {
   // component type `entities` (a destroy batch) have, one call per type.
   size_t RemovingPrefix(absl::Span<const Entity> entities, ComponentId c) const;
   void NotifyRemovingEntities(absl::Span<const Entity> entities);
-  // CheckNotWalking: aborts, naming `what`, while a WalkScope is open (one relaxed load
-  // and a predicted branch on the hot paths).
+  // CheckNotWalking: aborts, naming `what`, while a WalkScope is open. The inline Add
+  // and Remove need no call: an open walk sends them out of line (inline_limit_), where
+  // they call it.
   ABSL_ATTRIBUTE_ALWAYS_INLINE void CheckNotWalking(const char* what) const {
-    // A plain load, not an atomic one: GCC keeps atomic loads in place, which stopped
-    // a loop of single Adds from hoisting the hot-table loads (1.4x per Add/Remove
-    // pair). It races only with a walk on another thread, which a mutation may not
-    // overlap anyway (see Thread-safety).
+    // A plain load, not an atomic one: GCC keeps atomic loads in place, which would
+    // stop a batch's loop from hoisting its table loads. It races only with a walk on
+    // another thread, which a mutation may not overlap anyway (see Thread-safety).
     if (ABSL_PREDICT_FALSE(walks_ != 0)) WalkViolation(what);
   }
   [[noreturn]] ABSL_ATTRIBUTE_NOINLINE void WalkViolation(const char* what) const;
@@ -587,6 +594,13 @@ class EntityPages {
   // store has a slot below page_capacity_, so the hot paths need no page check.
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool InStore(Entity e) const {
     return e.index() < gen_size_ && gen_of_[e.index()] == e.generation() &&
+           e.generation() != Entity::kInvalidGeneration;
+  }
+  // InlineAddRemove: InStore, and nothing needs the out-of-line path (see
+  // inline_limit_): the same instructions as InStore.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool InlineAddRemove(Entity e) const {
+    return static_cast<int64_t>(e.index()) < inline_limit_ &&
+           gen_of_[e.index()] == e.generation() &&
            e.generation() != Entity::kInvalidGeneration;
   }
   // The slot of entity index `index` (in the store: gen_of_ says so). Identity until
@@ -683,6 +697,17 @@ class EntityPages {
   // walks_: open WalkScopes (mutable: a walk takes the store as const), changed with
   // atomic read-modify-writes (walks may run on several threads at once).
   mutable uint32_t walks_ = 0;
+  // inline_limit_: the single-entity Add and Remove take their inline path only for an
+  // entity index below it. It folds every reason to go out of line into the range
+  // check those paths make anyway, so they test nothing else: it is gen_size_ when
+  // nothing needs the out-of-line path, 0 with a listener or a tracked type (the out-of-
+  // line path tells and marks them), and every open WalkScope subtracts kWalkUnit (the
+  // out-of-line path aborts). Read with a plain load, for the reason CheckNotWalking
+  // gave before it: an atomic load kept a loop of Adds from hoisting its table loads.
+  static constexpr int64_t kWalkUnit = int64_t{1} << 40;
+  mutable int64_t inline_limit_ = 0;
+  // Recomputes inline_limit_ after gen_size_, the listener or the tracked set changed.
+  void UpdateInlineLimit();
   // Compaction: the pass in progress and its state (the Compactor runs Compact), and
   // whether anything changed since the last pass was planned (set by the mutations,
   // cleared by the Compactor when it plans one).
@@ -702,11 +727,6 @@ class EntityPages {
   // tracked_[c]: types_[c].ticks, or null (untracked, or no such type).
   iteration_internal::ChangeTicks* tracked_[kMaxComponentTypes + 1] = {};
   uint32_t tick_ = 1;
-  // after_add_: a listener or a tracked type: the inline Add calls AfterAdd (the
-  // change mark, then the listener), out of line.
-  bool after_add_ = false;
-  void UpdateAfterAdd();
-  ABSL_ATTRIBUTE_NOINLINE void AfterAdd(ComponentId c, Entity e, uint32_t slot);
   void MarkAddedEntities(absl::Span<const Entity> entities, ComponentId c);
   // SwapChangeTicks: a compaction's swaps (pairs (a, b), or xs[k] with ys[k]) for the
   // histories of every tracked type.

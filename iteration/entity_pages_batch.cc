@@ -64,7 +64,8 @@ void EntityPages::WalkViolation(const char* what) const {
 }
 
 void EntityPages::NotifyAdded(ComponentId c, Entity e) {
-  listener_->OnAdded(c, absl::MakeConstSpan(&e, 1));
+  MarkAddedEntities(absl::MakeConstSpan(&e, 1), c);
+  if (listener_ != nullptr) listener_->OnAdded(c, absl::MakeConstSpan(&e, 1));
 }
 
 void EntityPages::NotifyRemoving(ComponentId c, Entity e) {

@@ -31,7 +31,7 @@ absl::Status EntityPages::TrackChanges(ComponentId c) {
     }
   }
   tracked_[c] = type.ticks.get();
-  UpdateAfterAdd();
+  UpdateInlineLimit();
   return absl::OkStatus();
 }
 
@@ -87,15 +87,14 @@ void EntityPages::MarkChanged(Entity e, ComponentId c) {
   tracked_[c]->MarkWritten(page, flag, tick_);
 }
 
-void EntityPages::UpdateAfterAdd() {
+void EntityPages::UpdateInlineLimit() {
   bool any_tracked = false;
   for (size_t c = 0; c < num_types_; ++c) any_tracked = any_tracked || tracked_[c] != nullptr;
-  after_add_ = listener_ != nullptr || any_tracked;
-}
-
-void EntityPages::AfterAdd(ComponentId c, Entity e, uint32_t slot) {
-  if (tracked_[c] != nullptr) tracked_[c]->MarkAdded(slot, tick_);
-  if (listener_ != nullptr) listener_->OnAdded(c, absl::MakeConstSpan(&e, 1));
+  const int64_t limit = listener_ != nullptr || any_tracked ? 0 : static_cast<int64_t>(gen_size_);
+  // Keeps the open walks' share (a caller may not change the store during a walk, so
+  // no WalkScope opens or closes in between).
+  __atomic_store_n(&inline_limit_, limit - kWalkUnit * __atomic_load_n(&walks_, __ATOMIC_RELAXED),
+                   __ATOMIC_RELAXED);
 }
 
 void EntityPages::MarkAddedEntities(absl::Span<const Entity> entities, ComponentId c) {

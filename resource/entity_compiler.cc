@@ -233,7 +233,7 @@ class EntityCompiler::LevelBuilder final : public resource_internal::LevelSink {
   absl::Status CompileComponent(uint32_t index, uint32_t c, const json& config,
                                 const std::string& type_name, const std::string& name,
                                 OpenInstance* instance, size_t slot,
-                                const std::vector<std::string>& keys);
+                                absl::Span<const std::string> keys);
   // CopyInstance: appends instance `i` of the prefab's part `r` to entity `entity`,
   // its references to the prefab's entities mapped by `to_level`.
   template <typename ToLevel>
@@ -292,20 +292,29 @@ absl::Status EntityCompiler::LevelBuilder::AddComponent(uint32_t index, uint32_t
     return absl::InvalidArgumentError(
         absl::StrCat(where(), ": expected a component object, got ", component.type_name()));
   }
-  auto type = component.find("type");
-  if (type == component.end() || !type->is_string()) {
+  // One pass over the members for both keys: a component has a few, and two finds
+  // cost twice the compares.
+  const json* type = nullptr;
+  const json* name_json = nullptr;
+  for (auto it = component.begin(); it != component.end(); ++it) {
+    const absl::string_view key = it.key();
+    if (key == "type") {
+      type = &*it;
+    } else if (key == "name") {
+      name_json = &*it;
+    }
+  }
+  if (type == nullptr || !type->is_string()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        where(), ": \"type\": expected a string, got ", type == component.end() ? "nothing" : type->type_name()));
+        where(), ": \"type\": expected a string, got ", type == nullptr ? "nothing" : type->type_name()));
   }
   const std::string& type_name = type->get_ref<const std::string&>();
-  auto name_json = component.find("name");
-  if (name_json != component.end() && !name_json->is_string()) {
+  if (name_json != nullptr && !name_json->is_string()) {
     return absl::InvalidArgumentError(absl::StrCat(where(), " \"", UserText(type_name),
                                                    "\": \"name\": expected a string, got ",
                                                    name_json->type_name()));
   }
-  const std::string& name =
-      name_json != component.end() ? name_json->get_ref<const std::string&>() : type_name;
+  const std::string& name = name_json != nullptr ? name_json->get_ref<const std::string&>() : type_name;
   if (!names_in_entity_.insert(name).second) {
     return absl::InvalidArgumentError(absl::StrCat(
         where(), " \"", UserText(type_name), "\": component name \"", UserText(name),
@@ -341,7 +350,7 @@ absl::Status EntityCompiler::LevelBuilder::AddComponent(uint32_t index, uint32_t
 absl::Status EntityCompiler::LevelBuilder::CompileComponent(
     uint32_t index, uint32_t c, const json& component, const std::string& type_name,
     const std::string& name, OpenInstance* instance, size_t slot,
-    const std::vector<std::string>& keys) {
+    absl::Span<const std::string> keys) {
   auto where = [&] { return absl::StrCat(table_.Path(index), ".components[", c, "]"); };
   auto reg = compiler_.by_name_.find(type_name);
   if (reg == compiler_.by_name_.end()) {

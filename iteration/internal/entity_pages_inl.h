@@ -25,14 +25,12 @@ inline absl::Status EntityPages::Add(Entity e, Component<T> c, const T& value) {
 }
 
 inline absl::Status EntityPages::Remove(Entity e, ComponentId c) {
-  CheckNotWalking("Remove");
   // Before the checks, so that a loop hoists them (see HotType).
   const HotType& hot = HotById(c);
   uint32_t* const masks = hot.masks;
   const size_t direct_pages = hot.direct_pages;
-  // A listened store takes the out-of-line path, which tells the listener before and
-  // after: the inline path then has one test for both.
-  if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c && listener_ == nullptr)) {
+  // A walk, a listener or a tracked type sends the call out of line (InlineAddRemove).
+  if (ABSL_PREDICT_TRUE(InlineAddRemove(e) && hot.id == c)) {
     // In the store, so its slot is below the capacity (no page check); a page below
     // direct_pages has its masks (see HotType).
     const uint32_t slot = SlotOfIndex(e.index());
@@ -109,14 +107,14 @@ inline void* EntityPages::TryGetByIndex(uint32_t entity_index, ComponentId c) co
 
 template <uint32_t kValueSize, typename Writer>
 inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) {
-  CheckNotWalking("Add");
   // Before the checks, so that a loop hoists them (see HotType).
   const HotType& hot = HotById(c);
   uint32_t* const masks = hot.masks;
   std::byte* const base = hot.base;
   const size_t size = kValueSize == kUntypedSize ? hot.size : kValueSize;
   const size_t direct_pages = hot.direct_pages;
-  if (ABSL_PREDICT_TRUE(InStore(e) && hot.id == c &&
+  // A walk, a listener or a tracked type sends the call out of line (InlineAddRemove).
+  if (ABSL_PREDICT_TRUE(InlineAddRemove(e) && hot.id == c &&
                         (kValueSize == kUntypedSize || hot.size == kValueSize))) {
     // In the store, so its slot is below the capacity (no page check); a page below
     // direct_pages means `c` is registered (see HotType) and the element's address
@@ -136,8 +134,6 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
         mask = old_mask | flag;
         layout_changed_ = true;
         write(base + size_t{slot} * size, static_cast<uint32_t>(size));
-        // One test for a listener and change tracking (after_add_), out of line.
-        if (ABSL_PREDICT_FALSE(after_add_)) AfterAdd(c, e, slot);
         return absl::OkStatus();
       }
     }
@@ -150,8 +146,11 @@ inline absl::Status EntityPages::AddWith(Entity e, ComponentId c, Writer write) 
   // AddSlow succeeds only for a registered type (GCC 12 at -O2 saw kNoComponent here).
   ABSL_ASSUME(c < kMaxComponentTypes);
   write(*dst, types_[c].size);
-  if (ABSL_PREDICT_FALSE(tracked_[c] != nullptr)) MarkAddedEntities(absl::MakeConstSpan(&e, 1), c);
-  if (ABSL_PREDICT_FALSE(listener_ != nullptr)) NotifyAdded(c, e);
+  // The entity comes back from AddSlow's note, so the loop keeps nothing live across
+  // the call.
+  if (ABSL_PREDICT_FALSE(tracked_[c] != nullptr || listener_ != nullptr)) {
+    NotifyAdded(c, slow_added_);
+  }
   return absl::OkStatus();
 }
 
