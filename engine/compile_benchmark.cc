@@ -10,6 +10,10 @@
 //                                   compiler's error path, and what it did before)
 //   BM_Floor/memcpy/...             copying the text once: the floor the others are
 //                                   reported against
+//   BM_Compile/level_file           the level JSON at $STRATA_BENCHMARK_LEVEL_JSON, a
+//                                   row only when that is set: tools/process_benchmark
+//                                   runs it beside the compile tool's process on the
+//                                   same file
 //   BM_CompilePeakMemory/.../<threads>
 //                                   one compile in a forked child: peak RSS growth
 //                                   (VmHWM after /proc/self/clear_refs); the heap's
@@ -191,6 +195,26 @@ void BM_CompilePeakMemory(benchmark::State& state, int kind) {
   state.counters["rss/input"] = figures[0] / input;
   state.counters["rss/budget"] = figures[0] / budget;
 }
+
+// BM_Compile/level_file: registered when $STRATA_BENCHMARK_LEVEL_JSON names a file; the
+// file is read once, before the first timed run, and a missing one is the row's error.
+[[maybe_unused]] const bool kLevelFileRegistered = [] {
+  const char* path = std::getenv("STRATA_BENCHMARK_LEVEL_JSON");
+  if (path == nullptr || *path == '\0') return false;
+  benchmark::RegisterBenchmark("BM_Compile/level_file", [file = std::string(path)](benchmark::State& state) {
+    static const std::string* text = nullptr;
+    if (text == nullptr) {
+      std::ifstream in(file, std::ios::binary);
+      if (!in) {
+        state.SkipWithError(absl::StrCat("cannot read STRATA_BENCHMARK_LEVEL_JSON=", file).c_str());
+        return;
+      }
+      text = new std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    RunCompile(state, *text);
+  })->Unit(benchmark::kMillisecond);
+  return true;
+}();
 
 BENCHMARK_CAPTURE(BM_Floor, memcpy_transforms, 0)->Arg(1000000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Compile, transforms, 0)->Arg(1000000)->Unit(benchmark::kMillisecond);

@@ -11,6 +11,7 @@
 // _without_names row spawns a blob compiled without them). BM_Save is World::SaveAll of the spawned level.
 // Counters: ns_per_entity (per level entity), from wall time (UseRealTime): a large
 // spawn faults its fresh storage in on a helper thread, which CPU time would not count.
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -181,10 +182,12 @@ void BM_SpawnNamedTransforms(benchmark::State& state) {
 
 // The first spawn into a new World: its storage grows and the new memory is faulted in
 // (zeroed by the kernel) inside the timed spawn, as in the demo.
-void BM_SpawnFirstTransforms(benchmark::State& state) {
-  absl::StatusOr<EntityResourceView> view =
-      EntityResourceView::Create(TransformLevel(state.range(0)));
-  if (!view.ok()) std::abort();
+void FirstSpawnLoop(benchmark::State& state, const std::vector<std::byte>& blob) {
+  absl::StatusOr<EntityResourceView> view = EntityResourceView::Create(blob);
+  if (!view.ok()) {
+    state.SkipWithError(view.status().ToString().c_str());
+    return;
+  }
   for (auto _ : state) {
     state.PauseTiming();
     absl::StatusOr<std::unique_ptr<DemoWorld>> world = DemoWorld::Create();
@@ -203,6 +206,31 @@ void BM_SpawnFirstTransforms(benchmark::State& state) {
       static_cast<double>(state.iterations()) * view->num_entities(),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
+
+void BM_SpawnFirstTransforms(benchmark::State& state) { FirstSpawnLoop(state, TransformLevel(state.range(0))); }
+
+// BM_Spawn/FirstLevelFile: the first spawn of the blob at $STRATA_BENCHMARK_LEVEL_BLOB
+// into a new World, a row only when that is set: tools/process_benchmark runs it beside
+// the demo's spawn of the same file in a fresh process. The file is read once.
+[[maybe_unused]] const bool kLevelFileRegistered = [] {
+  const char* path = std::getenv("STRATA_BENCHMARK_LEVEL_BLOB");
+  if (path == nullptr || *path == '\0') return false;
+  benchmark::RegisterBenchmark("BM_Spawn/FirstLevelFile", [file = std::string(path)](benchmark::State& state) {
+    static const std::vector<std::byte>* blob = nullptr;
+    if (blob == nullptr) {
+      std::ifstream in(file, std::ios::binary);
+      if (!in) {
+        state.SkipWithError(absl::StrCat("cannot read STRATA_BENCHMARK_LEVEL_BLOB=", file).c_str());
+        return;
+      }
+      const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
+      blob = new std::vector<std::byte>(data, data + bytes.size());
+    }
+    FirstSpawnLoop(state, *blob);
+  })->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+  return true;
+}();
 
 // The stages of BM_Spawn/Transforms, each timed alone on the same level and World
 // (the rest of the spawn runs untimed around it), so the README can say where the

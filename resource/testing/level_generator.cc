@@ -3,18 +3,27 @@
 #include "absl/strings/str_cat.h"
 
 namespace strata::testing {
+namespace {
 
-std::string TransformLevel(size_t n) {
+std::string GridTransformLevel(size_t n, bool named) {
   std::string json = "{\"entities\": [\n";
-  json.reserve(70 * n + 32);
+  json.reserve((named ? 85 : 70) * n + 32);
   for (size_t i = 0; i < n; ++i) {
+    absl::StrAppend(&json, i == 0 ? "" : ",\n", "{");
+    if (named) absl::StrAppend(&json, "\"name\": \"entity_", i, "\", ");
     // Positions on a grid with a half-unit step: a mix of integers and decimals.
-    absl::StrAppend(&json, i == 0 ? "" : ",\n", "{\"components\": [{\"type\": \"transform\", \"position\": [",
-                    i % 1000, ".5, 0, ", -static_cast<int64_t>(i / 1000), "]}]}");
+    absl::StrAppend(&json, "\"components\": [{\"type\": \"transform\", \"position\": [", i % 1000,
+                    ".5, 0, ", -static_cast<int64_t>(i / 1000), "]}]}");
   }
   absl::StrAppend(&json, "\n]}\n");
   return json;
 }
+
+}  // namespace
+
+std::string TransformLevel(size_t n) { return GridTransformLevel(n, /*named=*/false); }
+
+std::string NamedTransformLevel(size_t n) { return GridTransformLevel(n, /*named=*/true); }
 
 absl::StatusOr<std::string> RepeatedLevel(absl::string_view level, size_t copies) {
   const size_t open = level.find('[');
