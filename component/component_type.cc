@@ -21,6 +21,11 @@
 
 namespace strata {
 
+absl::StatusOr<size_t> ComponentStore::Write(const FieldWrites&) {
+  return absl::UnimplementedError(
+      absl::StrCat("component type \"", manager().type_name(), "\": its store cannot write fields in place"));
+}
+
 absl::StatusOr<ComponentType> ComponentType::FromCustom(Custom custom) {
   if (custom.name.empty()) return absl::InvalidArgumentError("component type name is empty");
   if (!custom.compile || !custom.export_instance || !custom.make_store) {

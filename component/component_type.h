@@ -107,6 +107,26 @@ struct SaveContext {
   uint32_t resource_entity = kNoEntityRef;
 };
 
+// FieldWrites: values a live reload (World::Reload) writes into existing instances,
+// handed to ComponentStore::Write.
+struct FieldWrites {
+  // Instance i is `entities[i]`'s instance named `names[i]`.
+  absl::Span<const Entity> entities;
+  absl::Span<const uint32_t> names;
+  // objects: one value per instance, decoded as Spawn decodes (DecodeInstances): the
+  // declared struct (cpp_size() bytes each) for a declared type, the blob instance
+  // (instance_size() bytes each) for a custom one.
+  absl::Span<const std::byte> objects;
+  // masks: mask_words words per instance; bit f of instance i: write field f (the
+  // order of fields()); a custom type has one field, the whole instance (bit 0).
+  absl::Span<const uint32_t> masks;
+  size_t mask_words = 1;
+
+  bool Writes(size_t i, size_t field) const {
+    return (masks[i * mask_words + field / 32] >> (field % 32) & 1) != 0;
+  }
+};
+
 class ComponentType;
 
 // FieldShape: how a declared type's fields nest in level JSON. Fields are flat, in
@@ -177,6 +197,14 @@ class ComponentStore {
   // Save: the instances of context.entities, in blob order (entity, then instance
   // order within the entity), into `out` (type, stride, fingerprint already set).
   virtual absl::Status Save(const SaveContext& context, ComponentTypeContents* out) = 0;
+  // Write: writes the fields `writes` selects into those of its instances that exist
+  // (an instance the world no longer has is passed over) and returns how many it
+  // wrote. Each written instance is marked changed and, for a page-stored type, is one
+  // OnSet event, as a property set is. Writes nothing and returns Unimplemented where
+  // writable() is false (the default: a custom type that does not support reloads).
+  virtual absl::StatusOr<size_t> Write(const FieldWrites& writes);
+  // writable: whether Write is supported.
+  virtual bool writable() const { return false; }
   // CollectEntities: appends every entity with an instance here (in any order).
   virtual void CollectEntities(std::vector<Entity>* out) const = 0;
   // CountOf: instances `entity` has here. size: all instances. MemoryUsage: bytes held.

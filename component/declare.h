@@ -107,6 +107,17 @@ struct ArrayTraits<std::array<E, N>> : ArrayTraits<E[N]> {
 template <typename M>
 using ArrayLeaf = typename ArrayTraits<M>::Leaf;
 
+// CopyFields: the fields `writes` selects for instance i, from its decoded value into
+// `object` (a struct of `type`).
+inline void CopyFields(const ComponentType& type, const FieldWrites& writes, size_t i, std::byte* object) {
+  const std::byte* from = writes.objects.data() + i * type.cpp_size();
+  const absl::Span<const FieldInfo> fields = type.fields();
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (!writes.Writes(i, f)) continue;
+    std::memcpy(object + fields[f].offset, from + fields[f].offset, FieldMemorySize(fields[f]));
+  }
+}
+
 template <typename T>
 class PageStore final : public ComponentStore {
  public:
@@ -150,6 +161,22 @@ class PageStore final : public ComponentStore {
     }
     return absl::OkStatus();
   }
+
+  absl::StatusOr<size_t> Write(const FieldWrites& writes) override {
+    EntityPages& pages = *services_.pages;
+    const ComponentId id = manager_->component().id;
+    std::vector<Entity> written;
+    for (size_t i = 0; i < writes.entities.size(); ++i) {
+      void* object = pages.TryGet(writes.entities[i], id);
+      if (object == nullptr) continue;
+      CopyFields(*type_, writes, i, static_cast<std::byte*>(object));
+      pages.MarkChanged(writes.entities[i], id);
+      written.push_back(writes.entities[i]);
+    }
+    pages.NotifySet(id, written);
+    return written.size();
+  }
+  bool writable() const override { return true; }
 
   void CollectEntities(std::vector<Entity>* out) const override {
     Filter filter;
@@ -247,6 +274,18 @@ class NamedStore final : public ComponentStore {
     }
     return absl::OkStatus();
   }
+
+  absl::StatusOr<size_t> Write(const FieldWrites& writes) override {
+    size_t written = 0;
+    for (size_t i = 0; i < writes.entities.size(); ++i) {
+      const Instance instance = manager_.Lookup(writes.entities[i], IdString32::FromValue(writes.names[i]));
+      if (!instance.is_valid()) continue;
+      CopyFields(*type_, writes, i, reinterpret_cast<std::byte*>(&manager_.Get(instance)));
+      ++written;
+    }
+    return written;
+  }
+  bool writable() const override { return true; }
 
   void CollectEntities(std::vector<Entity>* out) const override {
     for (uint32_t i = 0; i < manager_.size(); ++i) out->push_back(manager_.entity(Instance{i}));

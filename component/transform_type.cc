@@ -116,6 +116,22 @@ class TransformStore final : public ComponentStore {
     return absl::OkStatus();
   }
 
+  // Write: the one field is the local matrix; one batch, one propagation.
+  absl::StatusOr<size_t> Write(const FieldWrites& writes) override {
+    std::vector<TransformHandle> handles;
+    std::vector<Matrix4x4> locals;
+    for (size_t i = 0; i < writes.entities.size(); ++i) {
+      const TransformHandle h = transforms_->Lookup(writes.entities[i]);
+      if (!h.is_valid() || !writes.Writes(i, 0)) continue;
+      handles.push_back(h);
+      Matrix4x4& local = locals.emplace_back();
+      std::memcpy(local.m, writes.objects.data() + i * kTransformInstanceSize, sizeof(local.m));
+    }
+    STRATA_RETURN_IF_ERROR(transforms_->SetLocalBatch(handles, locals));
+    return handles.size();
+  }
+  bool writable() const override { return true; }
+
   void CollectEntities(std::vector<Entity>* out) const override {
     const TransformComponent& transforms = *transforms_;
     for (size_t i = 0; i < transforms.size(); ++i) out->push_back(transforms.EntityAt(i));

@@ -680,6 +680,13 @@ absl::Status World::SetResourceProperty(absl::string_view type, absl::string_vie
   return d->set(Instance{0, 0}, value);
 }
 
+void World::SetEntityName(Entity e, absl::string_view name) {
+  if (entity_names_.size() <= e.index()) entity_names_.resize(size_t{e.index()} + 1);
+  NameSlot& slot = entity_names_[e.index()];
+  slot.generation = e.generation();
+  slot.name.assign(name.data(), name.size());
+}
+
 absl::string_view World::EntityName(Entity entity) const {
   if (entity.index() >= entity_names_.size()) return absl::string_view();
   const NameSlot& slot = entity_names_[entity.index()];

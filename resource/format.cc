@@ -45,6 +45,14 @@ uint32_t ResourceChecksum(absl::Span<const std::byte> blob) {
   return XXH32(blob.data() + layout::kHeaderSize, blob.size() - layout::kHeaderSize, header_hash);
 }
 
+absl::StatusOr<EntityResource> EntityResource::Create(std::vector<std::byte> blob,
+                                                     const ResourceValidateOptions& options) {
+  absl::StatusOr<EntityResourceView> view = EntityResourceView::Create(blob, options);
+  if (!view.ok()) return view.status();
+  // NOTE: moving the vector keeps the buffer the view reads.
+  return EntityResource(std::move(blob), *view);
+}
+
 absl::StatusOr<EntityResourceView> EntityResourceView::Create(
     absl::Span<const std::byte> blob, const ResourceValidateOptions& options) {
   // Every size below is computed in 64 bits from 32-bit fields, so no sum or product

@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <utility>
 #include <vector>
 
 #include "absl/base/config.h"
@@ -203,6 +204,34 @@ class EntityResourceView {
   absl::Span<const std::byte> blob_;
   uint32_t num_entities_ = 0;
   uint32_t num_component_types_ = 0;
+};
+
+// EntityResource: a blob and its validated view, owned together, for whoever keeps a
+// resource beyond the call that validated it (World::SpawnLevel, World::Reload).
+// Move-only: moving keeps the bytes where they are, so the view stays valid.
+//
+//   absl::StatusOr<EntityResource> level = EntityResource::Create(std::move(blob));
+//   level->view().num_entities();
+class EntityResource {
+ public:
+  // Create: validates `blob` (EntityResourceView::Create's errors) and takes it.
+  static absl::StatusOr<EntityResource> Create(
+      std::vector<std::byte> blob, const ResourceValidateOptions& options = ResourceValidateOptions());
+
+  EntityResource(EntityResource&&) = default;
+  EntityResource& operator=(EntityResource&&) = default;
+  EntityResource(const EntityResource&) = delete;
+  EntityResource& operator=(const EntityResource&) = delete;
+
+  const EntityResourceView& view() const { return view_; }
+  size_t size() const { return blob_.size(); }
+
+ private:
+  EntityResource(std::vector<std::byte> blob, EntityResourceView view)
+      : blob_(std::move(blob)), view_(view) {}
+  // NOTE: a vector's move keeps its buffer, which view_ reads.
+  std::vector<std::byte> blob_;
+  EntityResourceView view_;
 };
 
 // Forward iterator over the sections of a validated blob.
