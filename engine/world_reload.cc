@@ -150,6 +150,20 @@ class InstanceDiff {
            (!entity_fields || match.same_structure);
     // The blob bytes of the defaults: what a field the blob lacks stands for.
     EncodeInstance(type, type.defaults().data(), [](Entity) { return kNoEntityRef; }, &defaults_);
+    // A field either blob holds in another form than the declared one (a str of
+    // smaller capacity, an enum numbered otherwise) is compared by value: both sides
+    // decoded into the declared member, as a spawn decodes them. Its blob bytes have
+    // another size or meaning, so reading them at the declared size would compare the
+    // wrong bytes and could read past the instance.
+    decoded_.assign(type.fields().size(), 0);
+    for (size_t f = 0; f < type.fields().size(); ++f) {
+      decoded_[f] = Migrated(p.after_plan, f) || Migrated(p.before_plan, f);
+      any_decoded_ |= decoded_[f] != 0;
+    }
+    if (any_decoded_) {
+      scratch_a_.assign(type.defaults().begin(), type.defaults().end());
+      scratch_b_.assign(type.defaults().begin(), type.defaults().end());
+    }
   }
 
   // raw: equal instance bytes mean equal values.
@@ -186,6 +200,8 @@ class InstanceDiff {
         same = rb == kNoEntityRef ? ra == kNoEntityRef
                                   : ra != kNoEntityRef && ra < match_.before_of_after.size() &&
                                         match_.before_of_after[ra] == rb;
+      } else if (decoded_[f]) {
+        same = SameDecoded(f, oa >= 0 ? ia + oa : nullptr, ob >= 0 ? ib + ob : nullptr);
       } else {
         same = std::memcmp(fa, fb, FieldBlobSize(fields[f])) == 0;
       }
@@ -198,10 +214,43 @@ class InstanceDiff {
   }
 
  private:
+  // Migrated: whether `plan` reads field f from bytes other than the declared field's
+  // (another size, or enum values renumbered by name).
+  bool Migrated(const SpawnPlan& plan, size_t f) const {
+    if (plan.migrations.empty() || plan.blob_offset[f] < 0) return false;
+    const FieldMigration& m = plan.migrations[f];
+    return m.blob_size != FieldBlobSize(p_.type->fields()[f]) || !m.renumber.empty();
+  }
+
+  // SameDecoded: whether field f of the two instances holds the same value, each read
+  // through its own plan (nullptr: the blob lacks the field, so its default). A value
+  // the after blob cannot decode counts as changed: the decode of the writes that
+  // follows refuses the reload with the spawn's message.
+  bool SameDecoded(size_t f, const std::byte* fa, const std::byte* fb) const {
+    const FieldInfo& field = p_.type->fields()[f];
+    const size_t size = FieldMemorySize(field);
+    const std::byte* defaults = p_.type->defaults().data();
+    auto read = [&](const SpawnPlan& plan, const std::byte* bytes, std::vector<std::byte>& scratch) {
+      if (bytes == nullptr) {
+        std::memcpy(scratch.data() + field.offset, defaults + field.offset, size);
+        return true;
+      }
+      const FieldMigration* migration = plan.migrations.empty() ? nullptr : &plan.migrations[f];
+      return DecodeField(field, bytes, {}, scratch.data(), migration).ok();
+    };
+    if (!read(p_.after_plan, fa, scratch_a_) || !read(p_.before_plan, fb, scratch_b_)) return false;
+    return std::memcmp(scratch_a_.data() + field.offset, scratch_b_.data() + field.offset, size) == 0;
+  }
+
   const TypePatch& p_;
   const EntityMatch& match_;
   bool raw_ = false;
   std::vector<std::byte> defaults_;
+  std::vector<uint8_t> decoded_;  // per field: compared by decoded value
+  bool any_decoded_ = false;
+  // One declared struct per side, to decode a field into (Diff runs on one thread).
+  mutable std::vector<std::byte> scratch_a_;
+  mutable std::vector<std::byte> scratch_b_;
 };
 
 // DiffInstances: fills p.adds, p.writes (+ masks) and p.removes from the two sections.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/fixed_string.h"
 #include "component/declare.h"
 #include "component/registry.h"
 #include "engine/world.h"
@@ -572,6 +573,113 @@ TEST(Reload, ALayoutThatChangedMigratesAsASpawnDoes) {
   EXPECT_EQ(world->pages().TryGet(spawned[0], hp)->max, 50);
 }
 
+// A declaration whose str grew and whose enum was renumbered since the level was first
+// compiled. Its instances are compared by value, each side read through its own plan:
+// read at the declared size, the old blob's 4-byte text would be compared over 32 bytes,
+// past the instance (and, for the last instance of the blob, past the blob: ASan
+// reports it). Each blob is copied to its exact size so that any such read is caught.
+enum class Mood : uint8_t { kAngry, kCalm, kGlad };
+enum class OldMood : uint8_t { kCalm, kAngry };
+struct Plate {
+  float hp = 1;
+  Mood mood = Mood::kCalm;
+  FixedString<32> title;  // last: an overread of the old 4 bytes leaves the blob
+};
+struct OldPlate {
+  float hp = 1;
+  OldMood mood = OldMood::kCalm;
+  FixedString<4> title;
+};
+
+std::vector<std::byte> ExactCopy(const std::vector<std::byte>& blob) {
+  std::vector<std::byte> exact;
+  exact.reserve(blob.size());
+  exact.assign(blob.begin(), blob.end());
+  return exact;
+}
+
+// Now: angry=0, calm=1, glad=2 (renumbered) and a 32-byte title.
+const ComponentRegistry& PlateNow() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(ComponentDeclaration<Plate>("plate")
+                           .Field("hp", &Plate::hp)
+                           .Enum("mood", &Plate::mood, {{"angry", Mood::kAngry}, {"calm", Mood::kCalm}, {"glad", Mood::kGlad}})
+                           .Field("title", &Plate::title)
+                           .Build()),
+                IsOk());
+    return r;
+  }();
+  return *registry;
+}
+
+// Then: calm=0, angry=1 and a 4-byte title.
+const ComponentRegistry& PlateThen() {
+  static const ComponentRegistry* registry = [] {
+    auto* r = new ComponentRegistry();
+    EXPECT_THAT(r->Add(ComponentDeclaration<OldPlate>("plate")
+                           .Field("hp", &OldPlate::hp)
+                           .Enum("mood", &OldPlate::mood, {{"calm", OldMood::kCalm}, {"angry", OldMood::kAngry}})
+                           .Field("title", &OldPlate::title)
+                           .Build()),
+                IsOk());
+    return r;
+  }();
+  return *registry;
+}
+
+std::string PlateLevel(const std::string& last_title, const std::string& last_mood) {
+  return absl::StrCat(R"({"entities": [
+    {"name": "a", "components": [{"type": "plate", "hp": 2, "mood": "angry", "title": "abc"}]},
+    {"name": "b", "components": [{"type": "plate", "hp": 3, "mood": ")", last_mood, R"(", "title": ")", last_title,
+                      R"("}]}]})");
+}
+
+TEST(Reload, FieldsTheDeclarationMigratedAreComparedByValue) {
+  const ComponentRegistry& now = PlateNow();
+  const ComponentRegistry& then = PlateThen();
+  const auto title_of = [](World& w, Entity e) { return std::string(w.pages().TryGet(e, w.Pages<Plate>().component())->title.view()); };
+  const auto mood_of = [](World& w, Entity e) { return w.pages().TryGet(e, w.Pages<Plate>().component())->mood; };
+
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(now));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> spawned,
+                              world->SpawnLevel(ExactCopy(Compile(then, PlateLevel("wxyz", "calm")))));
+  ASSERT_EQ(spawned.size(), 2u);
+  EXPECT_EQ(title_of(*world, spawned[1]), "wxyz");
+  EXPECT_EQ(mood_of(*world, spawned[0]), Mood::kAngry);
+  EXPECT_EQ(mood_of(*world, spawned[1]), Mood::kCalm);
+  world->pages().TryGet(spawned[0], world->Pages<Plate>().component())->hp = 9;  // the game's
+
+  // The same values, recompiled under the old declaration and then under the new one:
+  // nothing changed in the file, though the bytes did.
+  STRATA_ASSERT_OK_AND_ASSIGN(ReloadReport same_old, world->Reload(ExactCopy(Compile(then, PlateLevel("wxyz", "calm")))));
+  EXPECT_EQ(same_old.fields_written, 0u) << same_old.Summary();
+  STRATA_ASSERT_OK_AND_ASSIGN(ReloadReport same_new, world->Reload(ExactCopy(Compile(now, PlateLevel("wxyz", "calm")))));
+  EXPECT_EQ(same_new.fields_written, 0u) << same_new.Summary();
+  EXPECT_EQ(world->pages().TryGet(spawned[0], world->Pages<Plate>().component())->hp, 9);
+
+  // Back to an old blob whose last title and mood changed: old (4 bytes, calm=0)
+  // against new (32 bytes, calm=1), each field read through its plan.
+  STRATA_ASSERT_OK_AND_ASSIGN(ReloadReport to_old, world->Reload(ExactCopy(Compile(then, PlateLevel("wx", "angry")))));
+  EXPECT_EQ(to_old.written, (std::vector<std::pair<std::string, uint32_t>>{{"plate.mood", 1}, {"plate.title", 1}}))
+      << to_old.Summary();
+  EXPECT_EQ(title_of(*world, spawned[1]), "wx");
+  EXPECT_EQ(mood_of(*world, spawned[1]), Mood::kAngry);
+  // Old against old: only the title.
+  STRATA_ASSERT_OK_AND_ASSIGN(ReloadReport old_old, world->Reload(ExactCopy(Compile(then, PlateLevel("v", "angry")))));
+  EXPECT_EQ(old_old.written, (std::vector<std::pair<std::string, uint32_t>>{{"plate.title", 1}})) << old_old.Summary();
+  EXPECT_EQ(title_of(*world, spawned[1]), "v");
+  // The game's title is kept where the file did not change it, across a migration.
+  ASSERT_TRUE(world->pages().TryGet(spawned[0], world->Pages<Plate>().component())->title.Assign("game"));
+  STRATA_ASSERT_OK_AND_ASSIGN(ReloadReport to_new, world->Reload(ExactCopy(Compile(now, PlateLevel("a longer title", "glad")))));
+  EXPECT_EQ(to_new.written, (std::vector<std::pair<std::string, uint32_t>>{{"plate.mood", 1}, {"plate.title", 1}}))
+      << to_new.Summary();
+  EXPECT_EQ(title_of(*world, spawned[0]), "game");
+  EXPECT_EQ(title_of(*world, spawned[1]), "a longer title");
+  EXPECT_EQ(mood_of(*world, spawned[1]), Mood::kGlad);
+  EXPECT_EQ(world->pages().TryGet(spawned[0], world->Pages<Plate>().component())->hp, 9);
+}
+
 TEST(Reload, ARefusedReloadLeavesTheWorldAsItWas) {
   STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(Registry()));
   EXPECT_THAT(world->Reload(Compile(Registry(), kLevel)), StatusIs(absl::StatusCode::kFailedPrecondition));
@@ -625,6 +733,50 @@ TEST(Reload, ARefusedReloadLeavesTheWorldAsItWas) {
   EXPECT_THAT(world->Reload(corrupt), StatusIs(absl::StatusCode::kDataLoss));
   STRATA_ASSERT_OK_AND_ASSIGN(std::vector<std::byte> last, world->SaveAll());
   EXPECT_EQ(before, last);
+}
+
+// Hostile blobs: compiled levels with bytes changed at random and the checksum made
+// right again, so that the structure checks and the reload itself judge them, reloaded
+// over a world spawned from the older declaration's blob (its fields migrated) or the
+// current one's. Each is refused, leaving SaveAll as it was, or applied; under ASan
+// (the sanitizer configs run this test) any read out of bounds aborts it.
+TEST(Reload, HostileBlobsAreRefusedOrAppliedAndNeverReadOutOfBounds) {
+  Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  const std::vector<std::byte> sources[] = {
+      Compile(PlateThen(), PlateLevel("wxyz", "calm")),
+      Compile(PlateNow(), PlateLevel("a longer title", "glad")),
+      Compile(PlateThen(), R"({"entities": [{"name": "c"}, {"name": "b", "components": [{"type": "plate", "title": "q"}]},
+                                            {"name": "a", "components": [{"type": "plate", "mood": "calm"}]}]})"),
+  };
+  int refused = 0;
+  int applied = 0;
+  for (int round = 0; round < 400; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<World> world, World::Create(PlateNow()));
+    ASSERT_THAT(world->SpawnLevel(ExactCopy(sources[rng.UniformIndex(2)])).status(), IsOk());
+    STRATA_ASSERT_OK_AND_ASSIGN(const std::vector<std::byte> before, world->SaveAll());
+    std::vector<std::byte> blob = ExactCopy(sources[rng.UniformIndex(3)]);
+    const int changes = static_cast<int>(rng.UniformInt(1, 4));
+    for (int c = 0; c < changes; ++c) {
+      size_t at = rng.UniformIndex(blob.size() - 4);
+      if (at >= entity_resource_layout::kChecksumOffset) at += 4;  // not the checksum
+      blob[at] = static_cast<std::byte>(rng.Next32());
+    }
+    const uint32_t checksum = ResourceChecksum(blob);
+    std::memcpy(blob.data() + entity_resource_layout::kChecksumOffset, &checksum, 4);
+    if (world->Reload(std::move(blob)).ok()) {
+      ++applied;
+      continue;
+    }
+    ++refused;
+    STRATA_ASSERT_OK_AND_ASSIGN(const std::vector<std::byte> after, world->SaveAll());
+    EXPECT_EQ(before, after);
+  }
+  // Both outcomes happen: the changes reach past the first check.
+  EXPECT_GT(refused, 20);
+  EXPECT_GT(applied, 20);
+  std::printf("hostile reloads: %d refused, %d applied\n", refused, applied);
 }
 
 }  // namespace
