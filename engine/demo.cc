@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -57,6 +59,29 @@ absl::StatusOr<std::string> ReadLevel(const std::string& path) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return absl::DataLossError(absl::StrCat("error reading level file '", path, "'"));
   return text;
+}
+
+// LevelBlob: the blob of a level file's `text`: compiled when it is JSON, as it is when
+// it is a resource blob (it starts with the format's magic). The compiler's errors,
+// prefixed with the path; `compile_ms`: the compile's time (0 for a blob).
+absl::StatusOr<std::vector<std::byte>> LevelBlob(const std::string& path, const std::string& text,
+                                                 bool* is_blob, double* compile_ms) {
+  *compile_ms = 0;
+  *is_blob = absl::StartsWith(text, absl::string_view(entity_resource_layout::kMagic, 4));
+  if (*is_blob) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
+    return std::vector<std::byte>(bytes, bytes + text.size());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  EntityCompiler compiler;
+  STRATA_RETURN_IF_ERROR(SampleRegistry().RegisterCompilers(compiler));
+  absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(text, {});
+  *compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!compiled.ok()) {
+    return absl::Status(compiled.status().code(),
+                        absl::StrCat("level '", path, "': ", compiled.status().message()));
+  }
+  return std::move(compiled->blob);
 }
 
 std::string MachineName() {
@@ -210,6 +235,54 @@ void Teardown(DemoWorld& world, const std::vector<Entity>& level, DemoReport* re
 
 }  // namespace
 
+LevelWatcher::LevelWatcher(std::string path) : path_(std::move(path)), stamp_(StampOf(path_)) {}
+
+std::optional<LevelWatcher::Stamp> LevelWatcher::StampOf(const std::string& path) {
+  struct stat s;
+  if (::stat(path.c_str(), &s) != 0) return std::nullopt;
+  Stamp stamp;
+  stamp.seconds = s.st_mtim.tv_sec;
+  stamp.nanoseconds = s.st_mtim.tv_nsec;
+  stamp.size = static_cast<uint64_t>(s.st_size);
+  stamp.inode = static_cast<uint64_t>(s.st_ino);
+  stamp.device = static_cast<uint64_t>(s.st_dev);
+  return stamp;
+}
+
+std::optional<LevelWatcher::Outcome> LevelWatcher::Poll(World& world, const std::function<void()>& before_reload) {
+  const std::optional<Stamp> now = StampOf(path_);
+  if (!now.has_value() || now == stamp_) return std::nullopt;
+  stamp_ = now;
+  Outcome outcome;
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<ReloadReport> reloaded = [&]() -> absl::StatusOr<ReloadReport> {
+    STRATA_ASSIGN_OR_RETURN(const std::string text, ReadLevel(path_));
+    bool is_blob = false;
+    STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> blob, LevelBlob(path_, text, &is_blob, &outcome.compile_ms));
+    if (before_reload) before_reload();
+    absl::StatusOr<ReloadReport> report = world.Reload(std::move(blob));
+    if (!report.ok()) {
+      return absl::Status(report.status().code(), absl::StrCat("level '", path_, "': ", report.status().message()));
+    }
+    return report;
+  }();
+  outcome.total_ms = MillisecondsSince(start);
+  if (reloaded.ok()) {
+    outcome.report = *std::move(reloaded);
+  } else {
+    outcome.status = reloaded.status();
+  }
+  return outcome;
+}
+
+std::string LevelWatcher::Outcome::Line(absl::string_view path, int next_frame) const {
+  if (!status.ok()) {
+    return absl::StrCat("watch: '", path, "' not reloaded, still running the previous level: ", status.message());
+  }
+  return absl::StrFormat("watch: reloaded '%s' before frame %d in %.2f ms (compile %.2f ms, reload %.2f ms): %s", path,
+                         next_frame, total_ms, compile_ms, total_ms - compile_ms, report.Summary());
+}
+
 absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* progress) {
   STRATA_RETURN_IF_ERROR(CheckOptions(options));
   DemoReport report;
@@ -231,59 +304,51 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
 
   // Load: level JSON is compiled; a resource blob (it starts with the format's magic)
   // is used as it is.
+  // The watcher takes the file's stamp before reading it: a save during the read is
+  // seen at the first Poll.
+  std::optional<LevelWatcher> watcher;
+  if (options.watch) watcher.emplace(options.level_path);
   STRATA_ASSIGN_OR_RETURN(const std::string text, ReadLevel(options.level_path));
-  std::vector<std::byte> blob;
-  Clock::time_point start = Clock::now();
-  if (absl::StartsWith(text, absl::string_view(entity_resource_layout::kMagic, 4))) {
-    report.level_is_blob = true;
-    const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
-    blob.assign(bytes, bytes + text.size());
-  } else {
+  if (!absl::StartsWith(text, absl::string_view(entity_resource_layout::kMagic, 4))) {
     report.level_json_bytes = text.size();
-    EntityCompiler compiler;
-    STRATA_RETURN_IF_ERROR(SampleRegistry().RegisterCompilers(compiler));
-    absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(text, {});
-    report.compile_ms = MillisecondsSince(start);
-    if (!compiled.ok()) {
-      return absl::Status(compiled.status().code(),
-                          absl::StrCat("level '", options.level_path, "': ",
-                                       compiled.status().message()));
-    }
-    blob = std::move(compiled->blob);
   }
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> blob,
+                          LevelBlob(options.level_path, text, &report.level_is_blob, &report.compile_ms));
   report.blob_bytes = blob.size();
-  absl::StatusOr<EntityResourceView> loaded = EntityResourceView::Create(blob);
+  absl::StatusOr<EntityResource> loaded = EntityResource::Create(std::move(blob));
   if (!loaded.ok()) {
     return absl::Status(loaded.status().code(), absl::StrCat("level '", options.level_path, "': ",
                                                              loaded.status().message()));
   }
-  const EntityResourceView view = *loaded;
-  report.level_entities = view.num_entities();
-  report.level_component_types = view.num_component_types();
+  report.level_entities = loaded->view().num_entities();
+  report.level_component_types = loaded->view().num_component_types();
 
-  // Spawn.
+  // Spawn, keeping the level for --watch's reloads.
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<DemoWorld> demo_world, DemoWorld::Create());
   DemoWorld& world = *demo_world;
   SpawnStats stats;
-  start = Clock::now();
-  STRATA_ASSIGN_OR_RETURN(const std::vector<Entity> level, world.Spawn(view, &stats));
+  Clock::time_point start = Clock::now();
+  STRATA_ASSIGN_OR_RETURN(const std::vector<Entity> level,
+                          world.world().SpawnLevel(*std::move(loaded), &stats));
   report.spawn_ms = MillisecondsSince(start);
   report.instances_spawned = stats.instances_spawned;
 
   // The entity whose "Fog" the property system changes every frame.
-  Entity fog_owner;
-  for (Entity e : level) {
-    if (world.index().FindComponentManager(e, IdString32("Fog")) != nullptr) {
-      fog_owner = e;
-      break;
+  auto find_fog = [&world](absl::Span<const Entity> entities) {
+    for (Entity e : entities) {
+      if (world.entities().Alive(e) && world.index().FindComponentManager(e, IdString32("Fog")) != nullptr) {
+        return e;
+      }
     }
-  }
+    return Entity();
+  };
+  Entity fog_owner = find_fog(level);
   // Sprite sync reads only sprites whose transform moved since its last run.
   STRATA_RETURN_IF_ERROR(world.world().TrackTransformChanges());
   uint32_t sprites_synced_at = EntityPages::kNeverRan;
-  TransformAnimator animator(world, level);
-  report.animated_roots = animator.num_roots();
-  report.animated_nodes = animator.num_nodes();
+  auto animator = std::make_unique<TransformAnimator>(world, level);
+  report.animated_roots = animator->num_roots();
+  report.animated_nodes = animator->num_nodes();
 
   // In SystemSlot order.
   std::vector<Samples> samples = {{"emit", {}},        {"move", {}},    {"fade", {}},
@@ -401,7 +466,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     // The transform graph, and the change marks of its page mirror (no entity gains or
     // loses a transform during the frames, so the mirror only marks).
     add(kTransforms, System("transforms", [&](SystemContext&) {
-                       return animator.Step(world, frame_clock().seconds);
+                       return animator->Step(world, frame_clock().seconds);
                      }).Writes(Resource("transform"), has_transform).Reads(clock_key));
     // The smoke: components of its own, so it runs beside the sparks.
     add(kSmoke, System("smoke", [&](SystemContext& ctx) {
@@ -440,7 +505,37 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   }
   std::vector<double> serial_samples, critical_samples, sync_samples;
 
+  // --watch: between frames, a changed level file is compiled and reloaded; a bad one
+  // is reported and the run goes on.
+  auto reload_if_changed = [&] {
+    // The animated roots go back to rest first: a root the edit did not move then
+    // keeps its rest, not a frame of the motion, as the new animator's base.
+    std::optional<LevelWatcher::Outcome> outcome =
+        watcher->Poll(world.world(), [&] { fail(animator->Rest(world)); });
+    if (!outcome.has_value()) return;
+    if (progress != nullptr) {
+      *progress << outcome->Line(options.level_path, frame + 1) << "\n";
+      progress->flush();
+    }
+    if (!outcome->status.ok()) {
+      ++report.reload_failures;
+      return;
+    }
+    ++report.reloads;
+    std::vector<Entity> alive;
+    for (const Entity e : world.world().LevelEntities()) {
+      if (world.entities().Alive(e)) alive.push_back(e);
+    }
+    animator = std::make_unique<TransformAnimator>(world, alive);
+    fog_owner = find_fog(alive);
+  };
+  if (options.watch && progress != nullptr) {
+    *progress << "watch: watching '" << options.level_path << "'\n";
+    progress->flush();
+  }
+
   for (frame = 0; frame < options.frames && status.ok(); ++frame) {
+    if (options.watch) reload_if_changed();
     const Clock::time_point frame_start = Clock::now();
     if (schedule != nullptr) {
       dying = 0;
@@ -465,7 +560,7 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
         check_destroys(*played);
       });
       timed(kCompact, compact);
-      timed(kTransforms, [&] { fail(animator.Step(world, frame_clock().seconds)); });
+      timed(kTransforms, [&] { fail(animator->Step(world, frame_clock().seconds)); });
       timed(kSpriteSync, [&] {
         report.sprites_synced_last_frame = SyncChangedSprites(world, sprites_synced_at);
         sprites_synced_at = world.pages().tick();
@@ -479,6 +574,11 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
       timed(kSmokeRender, [&] { report.puffs_drawn_last_frame = RenderSmoke(world, &puff_vertices); });
     }
     samples[kFrame].ms.push_back(MillisecondsSince(frame_start));
+    if (options.watch) {
+      // Paced as a game's frames are, dt of wall time each, leaving time to edit.
+      std::this_thread::sleep_until(frame_start + std::chrono::duration_cast<Clock::duration>(
+                                                      std::chrono::duration<double>(options.dt)));
+    }
     if (world.entities().size() > report.entities_alive_peak) {
       report.entities_alive_peak = world.entities().size();
       peak = world.Memory();
@@ -531,7 +631,9 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
     report.saved_bytes = saved->size();
     STRATA_RETURN_IF_ERROR(WriteToolFileAtomically(options.save_path, *saved, {options.level_path}));
   }
-  Teardown(world, level, &report);
+  // The level's entities now (a reload may have added and removed some).
+  Teardown(world, std::vector<Entity>(world.world().LevelEntities().begin(), world.world().LevelEntities().end()),
+           &report);
   report.run_seconds = MillisecondsSince(run_start) / 1000.0;
   return report;
 }
@@ -614,6 +716,9 @@ std::string FormatReport(const DemoReport& r) {
   out << absl::StrFormat("    entity pages   %10.1f\n", r.memory_pages / 1024.0);
   out << absl::StrFormat("    other stores   %10.1f\n", r.memory_components / 1024.0);
   out << absl::StrFormat("    total          %10.1f\n", total / 1024.0);
+  if (o.watch) {
+    out << absl::StrFormat("  watch: %d reloads, %d edits refused\n", r.reloads, r.reload_failures);
+  }
   out << absl::StrFormat("  teardown: %s (%s)\n", r.teardown_clean ? "clean" : "NOT CLEAN",
                          r.teardown_detail);
   out << absl::StrFormat("  run time: %.2f s\n", r.run_seconds);

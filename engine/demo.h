@@ -26,11 +26,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/world.h"
 #include "nlohmann/json_fwd.hpp"
 
 namespace strata {
@@ -64,6 +69,14 @@ struct DemoOptions {
   int compact_budget = 4096;
   float dt = 1.0f / 60.0f;
   uint64_t seed = 1;
+  // watch: between frames, when the level file changes on disk, read and compile it
+  // again and patch the running world to it (World::Reload, through LevelWatcher),
+  // printing to `progress` what changed and how long it took; a level that does not
+  // compile or reload prints the error and the demo runs on with the level it has.
+  // Before a reload the animated roots are put back at rest, so the file's positions
+  // are what the reload compares and the animation restarts from them. Frames are then
+  // paced to dt of wall time each, as a game's are.
+  bool watch = false;
 };
 
 // SystemTiming: one system's per-frame wall time over the run, in milliseconds.
@@ -127,9 +140,61 @@ struct DemoReport {
   size_t memory_pages = 0;
   size_t memory_components = 0;  // stores with their own data (render_data)
   size_t num_prototypes = 0;
+  // With watch: reloads made, and edits refused (the level kept running).
+  int reloads = 0;
+  int reload_failures = 0;
   // Teardown: after destroying everything, did every subsystem return to empty?
   bool teardown_clean = false;
   std::string teardown_detail;
+};
+
+// LevelWatcher: the step `watch` takes between two frames, callable on its own. It
+// keeps the level file's stamp (modification time, size, inode); Poll() looks at the
+// file again and, when the stamp changed, reads it, compiles it (JSON; a resource blob
+// is taken as it is) with the sample registry and reloads it into `world`
+// (World::Reload). An editor that saves by renaming a new file over the old one is
+// seen (a new inode), as is a rewrite in place (a new time or size). A second save
+// within the file system's timestamp granularity that leaves the size and inode alike
+// is not seen until the file changes again. A stamp that cannot be
+// read (the file is being replaced) is looked at again at the next Poll. Cost: one
+// stat() when nothing changed.
+//
+//   LevelWatcher watcher(path);                     // the file as it is now
+//   if (std::optional<LevelWatcher::Outcome> o = watcher.Poll(world)) {
+//     std::cout << o->Line(path, frame) << "\n";     // reloaded, or why not
+//   }
+class LevelWatcher {
+ public:
+  struct Outcome {
+    // status: not OK when the edit was not applied (a compile error with its line and
+    // column, or what World::Reload refused); the world is then as it was.
+    absl::Status status;
+    ReloadReport report;    // with an OK status
+    double compile_ms = 0;  // the compile's share of total_ms (0 for a blob)
+    double total_ms = 0;    // reading, compiling and reloading
+    // Line: the line the demo prints for it, before frame `next_frame`.
+    std::string Line(absl::string_view path, int next_frame) const;
+  };
+
+  explicit LevelWatcher(std::string path);
+
+  // Poll: nullopt when the file is as last seen; else what became of the change.
+  // `before_reload` (if any) runs once the level compiled, just before World::Reload.
+  std::optional<Outcome> Poll(World& world, const std::function<void()>& before_reload = nullptr);
+
+ private:
+  struct Stamp {
+    int64_t seconds = 0;
+    int64_t nanoseconds = 0;
+    uint64_t size = 0;
+    uint64_t inode = 0;
+    uint64_t device = 0;
+    friend bool operator==(const Stamp&, const Stamp&) = default;
+  };
+  static std::optional<Stamp> StampOf(const std::string& path);
+
+  std::string path_;
+  std::optional<Stamp> stamp_;
 };
 
 // RunDemo: runs the demo. Progress lines go to `progress` if not null. Errors:

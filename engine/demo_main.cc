@@ -45,6 +45,9 @@ ABSL_FLAG(int, compact_budget, 4096,
           "entity moves the page store's Compact may make per frame (0: never compact)");
 ABSL_FLAG(std::string, report_json, "", "also write the report as JSON to this path");
 ABSL_FLAG(int, progress_every, 60, "a progress line every N frames (0: none)");
+ABSL_FLAG(bool, watch, false,
+          "reload the level between frames when its file changes (a bad edit is reported and "
+          "the run goes on)");
 
 namespace {
 
@@ -83,7 +86,7 @@ int main(int argc, char** argv) {
       "Strata demo: compiles a level, spawns it and runs a sparks pressure test.\n"
       "Usage: demo [--level=PATH] [--frames=N] [--sparks_per_frame=N] [--threads=N] "
       "[--compact_budget=N] [--scale=N] [--smoke_per_scale=N] [--hand_written_frame] [--save=PATH] "
-      "[--report_json=PATH]");
+      "[--report_json=PATH] [--watch]");
   const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "demo: unexpected argument '" << rest[1]
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
   options.smoke_per_scale = absl::GetFlag(FLAGS_smoke_per_scale);
   options.compact_budget = absl::GetFlag(FLAGS_compact_budget);
   options.progress_every = absl::GetFlag(FLAGS_progress_every);
+  options.watch = absl::GetFlag(FLAGS_watch);
   if (const std::string save = absl::GetFlag(FLAGS_save); !save.empty()) {
     options.save_path = strata::ResolveToolPath(save);
   }

@@ -1,8 +1,13 @@
 // RunDemo in process: a short run of the default level, bad options, bad level files.
 #include "engine/demo.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -10,15 +15,20 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "engine/sample_components.h"
+#include "engine/world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "resource/entity_compiler.h"
 #include "testing/status_matchers.h"
 
 namespace strata {
 namespace {
 
+using ::strata::testing::IsOk;
 using ::strata::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 DemoOptions Short() {
@@ -221,6 +231,102 @@ TEST(Demo, EmptyLevelRunsWithDefaultEmitter) {
   EXPECT_EQ(report.level_entities, 0u);
   EXPECT_EQ(report.sparks_emitted, 1500u);
   EXPECT_TRUE(report.teardown_clean) << report.teardown_detail;
+}
+
+// Replaces `path` as an editor saves (a new file renamed over it), and sets its
+// modification time a second past the previous edit's, so every edit is a new stamp
+// whatever the file system's timestamp granularity (no sleeping, no timing).
+void SaveAs(const std::string& path, const std::string& text) {
+  static int edits = 0;
+  const std::string next = path + ".next";
+  { std::ofstream(next, std::ios::binary) << text; }
+  ASSERT_EQ(std::rename(next.c_str(), path.c_str()), 0);
+  std::filesystem::last_write_time(path,
+                                   std::filesystem::file_time_type::clock::now() + std::chrono::seconds(++edits));
+}
+
+constexpr char kLamp[] =
+    R"({"entities": [{"name": "lamp", "components": [{"type": "transform"}, {"type": "sprite", "size": 1}]}]})";
+
+TEST(LevelWatcher, ReloadsEachEditOnceAndKeepsTheLevelOnABadOne) {
+  const std::string path = TempFile("watched.json", kLamp);
+  STRATA_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DemoWorld> demo, DemoWorld::Create());
+  World& world = demo->world();
+  EntityCompiler compiler;
+  ASSERT_THAT(SampleRegistry().RegisterCompilers(compiler), IsOk());
+  STRATA_ASSERT_OK_AND_ASSIGN(EntityCompiler::Result first, compiler.Compile(kLamp, {}));
+  STRATA_ASSERT_OK_AND_ASSIGN(std::vector<Entity> spawned, world.SpawnLevel(std::move(first.blob)));
+  const Entity lamp = spawned[0];
+  auto size_of_lamp = [&] { return world.pages().TryGet(lamp, demo->sprites().component())->size; };
+  int rested = 0;
+  auto rest = [&] { ++rested; };
+
+  LevelWatcher watcher(path);
+  EXPECT_FALSE(watcher.Poll(world, rest).has_value());  // as spawned
+
+  // A bench inserted before the lamp, whose size changes: one add, one field.
+  SaveAs(path, R"({"entities": [{"name": "bench"}, {"name": "lamp", "components": [{"type": "transform"},
+                                                                                    {"type": "sprite", "size": 2}]}]})");
+  std::optional<LevelWatcher::Outcome> edit = watcher.Poll(world, rest);
+  ASSERT_TRUE(edit.has_value());
+  ASSERT_THAT(edit->status, IsOk());
+  EXPECT_EQ(edit->report.entities_added, 1u);
+  EXPECT_EQ(edit->report.fields_written, 1u);
+  EXPECT_EQ(rested, 1);
+  EXPECT_EQ(size_of_lamp(), 2);
+  EXPECT_GT(edit->compile_ms, 0);
+  EXPECT_GE(edit->total_ms, edit->compile_ms);
+  EXPECT_THAT(edit->Line(path, 7),
+              AllOf(HasSubstr("watch: reloaded '"), HasSubstr("' before frame 7 in "),
+                    HasSubstr("1 added, 0 removed, 1 kept; 1 fields written in 1 instances (sprite.size x1)")));
+  EXPECT_FALSE(watcher.Poll(world, rest).has_value());  // seen once
+
+  // A bad edit: the compiler's error with its line and column; the world as it was,
+  // the level it diffs against too (the next good edit is diffed against the bench's).
+  STRATA_ASSERT_OK_AND_ASSIGN(const std::vector<std::byte> before, world.SaveAll());
+  SaveAs(path, R"({"entities": [{"name": "lamp",,}]})");
+  std::optional<LevelWatcher::Outcome> bad = watcher.Poll(world, rest);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_THAT(bad->status, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("line 1, column")));
+  EXPECT_THAT(bad->Line(path, 9), HasSubstr("not reloaded, still running the previous level: level '"));
+  EXPECT_EQ(rested, 1);  // it did not compile: the animation was not stopped
+  STRATA_ASSERT_OK_AND_ASSIGN(const std::vector<std::byte> after_bad, world.SaveAll());
+  EXPECT_EQ(before, after_bad);
+  EXPECT_FALSE(watcher.Poll(world, rest).has_value());  // reported once
+
+  // The file gone for a moment (an editor between delete and write): nothing, and the
+  // next save is seen.
+  ASSERT_EQ(std::remove(path.c_str()), 0);
+  EXPECT_FALSE(watcher.Poll(world, rest).has_value());
+  SaveAs(path, kLamp);
+  std::optional<LevelWatcher::Outcome> back = watcher.Poll(world, rest);
+  ASSERT_TRUE(back.has_value());
+  ASSERT_THAT(back->status, IsOk());
+  EXPECT_EQ(back->report.entities_removed, 1u);  // the bench
+  EXPECT_EQ(back->report.fields_written, 1u);    // the size, back to 1
+  EXPECT_EQ(size_of_lamp(), 1);
+  EXPECT_TRUE(world.entities().Alive(lamp));
+
+  // A resource blob saved over it is reloaded as it is.
+  STRATA_ASSERT_OK_AND_ASSIGN(
+      EntityCompiler::Result blob,
+      compiler.Compile(R"({"entities": [{"name": "lamp", "components": [{"type": "transform"}, {"type": "sprite", "size": 3}]}]})",
+                       {}));
+  SaveAs(path, std::string(reinterpret_cast<const char*>(blob.blob.data()), blob.blob.size()));
+  std::optional<LevelWatcher::Outcome> from_blob = watcher.Poll(world, rest);
+  ASSERT_TRUE(from_blob.has_value());
+  ASSERT_THAT(from_blob->status, IsOk());
+  EXPECT_EQ(from_blob->compile_ms, 0);
+  EXPECT_EQ(size_of_lamp(), 3);
+
+  // A blob the reload refuses (corrupt): the error names the level; nothing changed.
+  std::string corrupt(reinterpret_cast<const char*>(blob.blob.data()), blob.blob.size());
+  corrupt[corrupt.size() / 2] ^= 1;
+  SaveAs(path, corrupt);
+  std::optional<LevelWatcher::Outcome> refused = watcher.Poll(world, rest);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_THAT(refused->status, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("level '")));
+  EXPECT_EQ(size_of_lamp(), 3);
 }
 
 }  // namespace

@@ -324,6 +324,16 @@ TransformAnimator::TransformAnimator(DemoWorld& world, absl::Span<const Entity> 
 
 TransformAnimator::~TransformAnimator() = default;
 
+absl::Status TransformAnimator::Rest(DemoWorld& world) {
+  State& s = *state_;
+  if (!s.batch.has_value()) {
+    STRATA_ASSIGN_OR_RETURN(s.batch, world.transforms().PrepareBatch(s.roots));
+  }
+  STRATA_RETURN_IF_ERROR(world.transforms().SetLocalBatch(*s.batch, s.base));
+  world.UpdateTransforms();
+  return absl::OkStatus();
+}
+
 size_t TransformAnimator::num_roots() const { return state_->roots.size(); }
 
 absl::Status TransformAnimator::Step(DemoWorld& world, float seconds) {

@@ -123,6 +123,9 @@ class TransformAnimator {
   // Step: sets every animated root's local matrix for time `seconds` (a slow turn and
   // a small sway) in one batch, then UpdateTransforms() for deferred worlds.
   absl::Status Step(DemoWorld& world, float seconds);
+  // Rest: sets every animated root's local matrix back to the one it had when this
+  // animator was made (before a level reload, so that a new animator starts from it).
+  absl::Status Rest(DemoWorld& world);
 
   size_t num_roots() const;
   // num_nodes: animated roots plus all their descendants (the nodes recomputed).
