@@ -108,11 +108,18 @@ absl::StatusOr<ComponentId> EntityPages::FindComponent(absl::string_view name) c
   return it->second;
 }
 
+size_t EntityPages::NextCapacity(size_t capacity, size_t page) {
+  const size_t next = std::max(capacity * 2, page + 1);
+  return (next + kPageCapacityQuantum - 1) / kPageCapacityQuantum * kPageCapacityQuantum;
+}
+
 void EntityPages::GrowTo(size_t page) {
   if (page < page_capacity_) return;
-  size_t capacity = std::max(page_capacity_ * 2, page + 1);
-  capacity = (capacity + kPageCapacityQuantum - 1) / kPageCapacityQuantum *
-             kPageCapacityQuantum;
+  GrowToCapacity(NextCapacity(page_capacity_, page));
+}
+
+void EntityPages::GrowToCapacity(size_t capacity) {
+  if (capacity <= page_capacity_) return;
   for (size_t c = 0; c < types_.size(); ++c) {
     types_[c].masks.resize(capacity, 0);
     types_[c].data.resize(capacity, nullptr);

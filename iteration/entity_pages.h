@@ -630,7 +630,11 @@ class EntityPages {
   // Writes table[i] = i for i in [begin, end).
   static void WriteIdentity(uint32_t* table, size_t begin, size_t end);
   void ShrinkDataPageRanges();
+  // GrowTo: a capacity past `page` (NextCapacity: doubling, in kPageCapacityQuantum
+  // steps); GrowToCapacity: every per-page table to `capacity` pages in one step.
   void GrowTo(size_t page);
+  static size_t NextCapacity(size_t capacity, size_t page);
+  void GrowToCapacity(size_t capacity);
   void GrowSlotTable(size_t entities);
   EntityPage* EnsureEntityPage(uint32_t page);
   std::byte* EnsureDataPage(ComponentType& type, uint32_t page);

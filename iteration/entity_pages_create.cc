@@ -221,8 +221,18 @@ absl::Status EntityPages::CreateFromBundleIdentity(absl::Span<const Entity> enti
   const size_t slots_used = manager_->slots_used();
   const size_t page_limit = (slots_used + kEntityPageSize - 1) >> kEntityPageShift;
   GrowSlotTable(slots_used);
+  // The tables grow once, to the capacity that growing page by page would reach:
+  // each doubling reallocated and copied every per-page table (and faulted in a fresh
+  // buffer for it), which a new store's first batch paid about log2(pages) times.
+  size_t capacity = page_capacity_;
   for (const Run& run : runs) {
-    if (run.page < page_limit) EnsureEntityPage(run.page);  // may grow the tables
+    if (run.page < page_limit && run.page >= capacity) {
+      capacity = NextCapacity(capacity, run.page);
+    }
+  }
+  GrowToCapacity(capacity);
+  for (const Run& run : runs) {
+    if (run.page < page_limit) EnsureEntityPage(run.page);
   }
   for (const ComponentBundle::Entry& entry : bundle.entries_) {
     ComponentType& type = types_[entry.id];

@@ -256,6 +256,37 @@ TEST(EntityPages, CreateFromBundleWritesEveryValue) {
   EXPECT_FALSE(pages.Contains(batch[3]));
 }
 
+// A batch grows the per-page tables once, to the capacity single Adds of the same
+// entities in the same order reach, in an empty store and in one that already has
+// pages; every value lands where TryGet finds it.
+TEST(EntityPages, CreateFromBundleGrowsAsSingleAdds) {
+  for (const size_t before : {size_t{0}, size_t{100}}) {
+    SCOPED_TRACE(before);
+    MovingWorld batched(before + 5000);
+    MovingWorld single(before + 5000);
+    for (MovingWorld* world : {&batched, &single}) {
+      for (size_t i = 0; i < before; ++i) {
+        ASSERT_THAT(world->pages.Add(world->entities[i], world->pos, Position{}), IsOk());
+      }
+    }
+    const absl::Span<const Entity> rest = absl::MakeConstSpan(batched.entities).subspan(before);
+    ComponentBundle bundle;
+    bundle.Set(batched.pos, Position{1, 2, 3}).Set(batched.vel, Velocity{4, 5, 6});
+    ASSERT_THAT(batched.pages.CreateFromBundle(rest, bundle), IsOk());
+    for (size_t i = before; i < single.entities.size(); ++i) {
+      ASSERT_THAT(single.pages.Add(single.entities[i], single.pos, Position{1, 2, 3}), IsOk());
+      ASSERT_THAT(single.pages.Add(single.entities[i], single.vel, Velocity{4, 5, 6}), IsOk());
+    }
+    EXPECT_EQ(batched.pages.page_capacity(), single.pages.page_capacity());
+    EXPECT_EQ(batched.pages.num_entities(), single.pages.num_entities());
+    for (const Entity e : rest) {
+      ASSERT_NE(batched.pages.TryGet(e, batched.vel), nullptr) << e;
+      ASSERT_EQ(batched.pages.TryGet(e, batched.vel)->z, 6.0f) << e;
+      ASSERT_EQ(batched.pages.TryGet(e, batched.pos)->x, 1.0f) << e;
+    }
+  }
+}
+
 TEST(EntityPages, CreateFromBundleIsAllOrNothing) {
   EntityManager manager;
   EntityPages pages(manager);
