@@ -65,6 +65,7 @@
 #ifndef STRATA_ITERATION_ENTITY_PAGES_H_
 #define STRATA_ITERATION_ENTITY_PAGES_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -367,6 +368,39 @@ class EntityPages {
   const T* TryGet(Entity e, Component<T> c) const {
     return static_cast<const T*>(TryGetSized < std::is_empty_v<T> ? 0 : sizeof(T) > (e, c.id));
   }
+  // TryGetMany: out[i] = TryGet(entities[i], c) for every i, for a caller that reads
+  // many handles at once: the lines of the lookups some steps ahead are prefetched
+  // (their index entries, then their masks and elements), so that their cache misses
+  // overlap instead of each waiting in turn. Aborts with a message, in every build
+  // mode, if the spans' sizes differ (and, typed, as TryGet). O(entities), no
+  // allocation; the pointers are TryGet's (a write through them is not seen by change
+  // detection: MarkChanged).
+  template <typename T>
+  void TryGetMany(absl::Span<const Entity> entities, Component<T> c,
+                  absl::Span<const T*> out) const {
+    STRATA_CHECK(out.size() == entities.size(),
+                 "EntityPages::TryGetMany: `out` and `entities` differ in size");
+    TryGetManySized<std::is_empty_v<T> ? 0 : sizeof(T)>(
+        entities, c.id, [p = out.data()](size_t i, const void* element) {
+          p[i] = static_cast<const T*>(element);
+        });
+  }
+  template <typename T>
+  void TryGetMany(absl::Span<const Entity> entities, Component<T> c, absl::Span<T*> out) {
+    STRATA_CHECK(out.size() == entities.size(),
+                 "EntityPages::TryGetMany: `out` and `entities` differ in size");
+    TryGetManySized<std::is_empty_v<T> ? 0 : sizeof(T)>(
+        entities, c.id, [p = out.data()](size_t i, const void* element) {
+          p[i] = static_cast<T*>(const_cast<void*>(element));
+        });
+  }
+  void TryGetMany(absl::Span<const Entity> entities, ComponentId c,
+                  absl::Span<const void*> out) const {
+    STRATA_CHECK(out.size() == entities.size(),
+                 "EntityPages::TryGetMany: `out` and `entities` differ in size");
+    TryGetManySized<kUntypedSize>(
+        entities, c, [p = out.data()](size_t i, const void* element) { p[i] = element; });
+  }
   // TryGetByIndex: the component `c` of the entity in the store whose index is
   // `entity_index`, whatever its generation, or nullptr. O(1). For callers that name
   // entities by index and validated the handle earlier (PageComponentManager's
@@ -570,6 +604,10 @@ class EntityPages {
   // address then needs no multiply).
   template <uint32_t kSize>
   ABSL_ATTRIBUTE_ALWAYS_INLINE const void* TryGetSized(Entity e, ComponentId c) const;
+  // TryGetMany's loop: out(i, TryGetSized<kSize>(entities[i], c)) for every i, with
+  // prefetches ahead.
+  template <uint32_t kSize, typename Out>
+  void TryGetManySized(absl::Span<const Entity> entities, ComponentId c, Out out) const;
   // TryGet's path for a slot whose page is not below Hot(c).direct_pages: the element
   // through the data-page pointer, or nullptr if `c` is not registered or the slot
   // lacks it. Requires a slot below the page capacity. Inline on a branch of its own:

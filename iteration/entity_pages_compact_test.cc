@@ -165,6 +165,27 @@ TEST_P(CompactRandomTest, MatchesReferenceAfterEveryStep) {
       ASSERT_EQ(pages.entity_at(slot / kEntityPageSize, slot % kEntityPageSize), e);
     }
     ASSERT_EQ(pages.num_entities(), in_store);
+    // TryGetMany: TryGet's answer for every handle at once, stale and invalid ones
+    // included, untyped and typed.
+    std::vector<Entity> handles(live.begin(), live.end());
+    handles.insert(handles.end(), dead.begin(), dead.end());
+    handles.push_back(Entity());                   // the invalid handle
+    handles.push_back(Entity(uint32_t{1} << 30, 1));  // an index past every table
+    for (int t = 0; t < kTypes; ++t) {
+      std::vector<const void*> many(handles.size(), &handles);  // all overwritten
+      pages.TryGetMany(handles, ids[t], absl::MakeSpan(many));
+      for (size_t i = 0; i < handles.size(); ++i) {
+        ASSERT_EQ(many[i], pages.TryGet(handles[i], ids[t])) << handles[i] << " type " << t;
+      }
+    }
+    std::vector<const W3*> w3s(handles.size());
+    std::as_const(pages).TryGetMany(handles, w3, absl::MakeSpan(w3s));
+    std::vector<W16*> w16s(handles.size());
+    pages.TryGetMany(handles, w16, absl::MakeSpan(w16s));
+    for (size_t i = 0; i < handles.size(); ++i) {
+      ASSERT_EQ(w3s[i], pages.TryGet(handles[i], w3)) << handles[i];
+      ASSERT_EQ(w16s[i], pages.TryGet(handles[i], w16)) << handles[i];
+    }
     // Every page where a type has an element has its data page, inside the type's
     // range of data pages (the walks skip pages outside it); tags included.
     for (int t = 0; t < kTypes; ++t) {
@@ -594,6 +615,66 @@ TEST(EntityPagesCompact, IdentitySlotsUntilTheFirstMoveAndAfterEmptying) {
   ASSERT_NO_FATAL_FAILURE(FillInterleaved(world));
   for (Entity e : world.entities) ASSERT_EQ(world.pages.SlotOf(e), e.index());
   ASSERT_NO_FATAL_FAILURE(ExpectInterleavedValues(world));
+}
+
+// TryGetMany on a store larger than its prefetch distance, never compacted and
+// compacted, in a random order with stale handles mixed in: TryGet's answers, the
+// typed forms' elements with their values.
+TEST(EntityPagesCompact, TryGetManyAnswersAsTryGet) {
+  MovingWorld world(32 * 40 + 7);
+  ASSERT_NO_FATAL_FAILURE(FillInterleaved(world));
+  std::vector<Entity> handles = world.entities;
+  for (size_t i = 0; i < world.entities.size(); i += 7) {
+    ASSERT_THAT(world.manager.Destroy(world.entities[i]), IsOk());  // stale from now on
+  }
+  ::strata::testing::Random rng(::strata::testing::TestSeed());
+  SCOPED_TRACE(rng.DescribeSeed());
+  rng.Shuffle(absl::MakeSpan(handles));
+  for (const bool compact : {false, true}) {
+    SCOPED_TRACE(compact ? "compacted" : "never compacted");
+    if (compact) {
+      ASSERT_GT(world.pages.Compact(), 0u);
+    }
+    ASSERT_EQ(world.pages.compacted(), compact);
+    std::vector<const Position*> positions(handles.size());
+    std::vector<Velocity*> velocities(handles.size());
+    std::vector<const void*> frozen(handles.size());
+    std::as_const(world.pages).TryGetMany(handles, world.pos, absl::MakeSpan(positions));
+    world.pages.TryGetMany(handles, world.vel, absl::MakeSpan(velocities));
+    world.pages.TryGetMany(handles, world.frozen.id, absl::MakeSpan(frozen));
+    size_t found = 0;
+    for (size_t i = 0; i < handles.size(); ++i) {
+      const Entity e = handles[i];
+      ASSERT_EQ(positions[i], world.pages.TryGet(e, world.pos)) << e;
+      ASSERT_EQ(velocities[i], world.pages.TryGet(e, world.vel)) << e;
+      ASSERT_EQ(frozen[i], world.pages.TryGet(e, world.frozen.id)) << e;
+      if (positions[i] == nullptr) continue;
+      ++found;
+      ASSERT_EQ(positions[i]->x, static_cast<float>(e.index())) << e;
+      ASSERT_EQ(velocities[i] != nullptr, e.index() % 3 == 0) << e;
+    }
+    EXPECT_EQ(found, world.pages.num_entities());
+    // An empty span, and a span shorter than the prefetch distance.
+    world.pages.TryGetMany({}, world.pos, absl::Span<const Position*>());
+    std::vector<const Position*> few(3);
+    std::as_const(world.pages).TryGetMany(absl::MakeConstSpan(handles).first(3), world.pos,
+                                          absl::MakeSpan(few));
+    for (size_t i = 0; i < 3; ++i) ASSERT_EQ(few[i], world.pages.TryGet(handles[i], world.pos));
+  }
+}
+
+TEST(EntityPagesCompactDeathTest, TryGetManyChecksItsSpans) {
+  MovingWorld world(64);
+  ASSERT_NO_FATAL_FAILURE(FillInterleaved(world));
+  std::vector<const Position*> short_out(world.entities.size() - 1);
+  EXPECT_DEATH(std::as_const(world.pages)
+                   .TryGetMany(world.entities, world.pos, absl::MakeSpan(short_out)),
+               "differ in size");
+  // A Component<T> of another type's id: aborts as TryGet does.
+  const Component<uint32_t> wrong{world.pos.id};
+  std::vector<const uint32_t*> out(world.entities.size());
+  EXPECT_DEATH(std::as_const(world.pages).TryGetMany(world.entities, wrong, absl::MakeSpan(out)),
+               "registered with another size");
 }
 
 // The walks filter only the pages where every include has data: after a compaction

@@ -26,6 +26,8 @@
 // BM_Pages/RandomGet{Compacted,NotCompacted}/N: RandomGet's reads (every entity's
 //   Position, in a shuffled order) on the Sparse10 world, compacted once outside the
 //   timing or never.
+// BM_Pages/RandomGetMany{Compacted,NotCompacted}/N: the same through TryGetMany, 256
+//   handles per call.
 // BM_Pages/CompactFresh/N: Compact on a Sparse10 store built per iteration, with the
 //   heap's freed memory handed back to the system before it is built, so its tables,
 //   the plan's buffers and any page the pass takes are memory the process must fault
@@ -440,6 +442,26 @@ void ReadPositionsShuffled(benchmark::State& state, MovingWorld& world, size_t n
   state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
 }
 
+// ReadPositionsShuffledMany: ReadPositionsShuffled's reads through TryGetMany, 256
+// handles per call.
+void ReadPositionsShuffledMany(benchmark::State& state, MovingWorld& world, size_t n) {
+  const std::vector<Entity> shuffled = Shuffled(world.entities);
+  constexpr size_t kChunk = 256;
+  const Position* chunk[kChunk];
+  for (auto _ : state) {
+    float sum = 0;
+    const absl::Span<const Entity> all(shuffled);
+    for (size_t first = 0; first < all.size(); first += kChunk) {
+      const absl::Span<const Entity> part = all.subspan(first, kChunk);
+      std::as_const(world.pages).TryGetMany(part, world.pos, absl::MakeSpan(chunk, part.size()));
+      for (size_t k = 0; k < part.size(); ++k) sum += chunk[k]->x;
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.counters["ns_per_access"] = NsPer(static_cast<double>(n));
+}
+
 void BM_PagesRandomGet(benchmark::State& state, size_t n) {
   MovingWorld world(n);
   ComponentBundle bundle;
@@ -453,14 +475,27 @@ void BM_PagesRandomGet(benchmark::State& state, size_t n) {
 // Compact() outside the timing (slots found through the slot table) or never (slot =
 // index): what a game that compacts every frame reads through handles, and the same
 // store before. Every entity's Position is read, in the shuffled order.
-void BM_PagesRandomGetSparse10(benchmark::State& state, size_t n, bool compacted) {
+// BM_Pages/RandomGetMany{Compacted,NotCompacted}/N: the same reads through TryGetMany,
+// 256 handles per call (what a caller that reads many handles does).
+void BM_PagesRandomGetSparse10(benchmark::State& state, size_t n, bool compacted,
+                               bool many = false) {
   MovingWorld world(n);
   FillQueryWorld(world, /*exclude50=*/false);
   if (compacted && (world.pages.Compact() == 0 || !world.pages.compacted())) {
     state.SkipWithError("the compaction moved nothing");
     return;
   }
-  ReadPositionsShuffled(state, world, n);
+  if (many) {
+    ReadPositionsShuffledMany(state, world, n);
+  } else {
+    ReadPositionsShuffled(state, world, n);
+  }
+}
+void BM_PagesRandomGetManyCompacted(benchmark::State& state, size_t n) {
+  BM_PagesRandomGetSparse10(state, n, /*compacted=*/true, /*many=*/true);
+}
+void BM_PagesRandomGetManyNotCompacted(benchmark::State& state, size_t n) {
+  BM_PagesRandomGetSparse10(state, n, /*compacted=*/false, /*many=*/true);
 }
 void BM_PagesRandomGetCompacted(benchmark::State& state, size_t n) {
   BM_PagesRandomGetSparse10(state, n, /*compacted=*/true);
@@ -503,6 +538,7 @@ void RegisterAll() {
       reg("BM_Pages/RandomGet", BM_PagesRandomGet);
       reg("BM_Pages/RandomGetCompacted", BM_PagesRandomGetCompacted);
       reg("BM_Pages/RandomGetNotCompacted", BM_PagesRandomGetNotCompacted);
+      reg("BM_Pages/RandomGetManyCompacted", BM_PagesRandomGetManyCompacted);
       reg("BM_Pages/Compact", BM_PagesCompact);
       reg("BM_Pages/CompactFresh", BM_PagesCompactFresh);
       reg("BM_Pages/CreateFromBundle", BM_PagesCreateFromBundle);
@@ -530,6 +566,8 @@ void RegisterAll() {
     reg("BM_Pages/RandomGet", BM_PagesRandomGet);
     reg("BM_Pages/RandomGetCompacted", BM_PagesRandomGetCompacted);
     reg("BM_Pages/RandomGetNotCompacted", BM_PagesRandomGetNotCompacted);
+    reg("BM_Pages/RandomGetManyCompacted", BM_PagesRandomGetManyCompacted);
+    reg("BM_Pages/RandomGetManyNotCompacted", BM_PagesRandomGetManyNotCompacted);
     reg("BM_Floor/Sparse10Flat", BM_FloorSparse10);
     reg("BM_Floor/Exclude50Flat", BM_FloorExclude50);
     reg("BM_Floor/Sparse10Packed", BM_FloorSparse10Packed);

@@ -89,6 +89,55 @@ inline const void* EntityPages::TryGetSized(Entity e, ComponentId c) const {
   return base + size_t{slot} * size;
 }
 
+template <uint32_t kSize, typename Out>
+inline void EntityPages::TryGetManySized(absl::Span<const Entity> entities, ComponentId c,
+                                         Out out) const {
+  // How many lookups ahead the lines are prefetched: a lookup takes a few ns once its
+  // lines are in, a miss a hundred or more. A compacted store's element address needs
+  // the slot-table entry: its entries are prefetched twice as far ahead, so that the
+  // slot is in when the element is prefetched.
+  constexpr size_t kAhead = 16;
+  const Entity* const handles = entities.data();
+  const size_t n = entities.size();
+  // Locals: the stores through `out` may alias any member.
+  const HotType& hot = Hot(c);
+  const uint32_t* const masks = hot.masks;
+  const std::byte* const base = hot.base;
+  const size_t size = kSize == kUntypedSize ? hot.size : kSize;
+  // No direct page (an unregistered id, no data page yet, a pool page): nothing to
+  // prefetch but the entry; the lookup itself takes TryGet's slow branch.
+  const size_t direct_pages = hot.direct_pages;
+  const size_t page_capacity = page_capacity_;
+  const uint32_t* const gen_of = gen_of_.data();
+  const uint32_t* const slot_of = slot_of_.data();
+  const size_t index_size = gen_size_;
+  const bool indirect = indirect_;
+  auto prefetch_entry = [&](size_t k) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    const uint32_t i = handles[k].index();
+    if (i >= index_size) return;
+    __builtin_prefetch(&gen_of[i]);
+    if (indirect) __builtin_prefetch(&slot_of[i]);
+  };
+  // The mask word and element of lookup k (stale or absent: prefetched for nothing).
+  auto prefetch_element = [&](size_t k) ABSL_ATTRIBUTE_ALWAYS_INLINE {
+    const uint32_t i = handles[k].index();
+    if (i >= index_size) return;
+    const uint32_t slot = indirect ? slot_of[i] : i;
+    const uint32_t page = slot >> kEntityPageShift;
+    if (page >= direct_pages || page >= page_capacity) return;
+    __builtin_prefetch(&masks[page]);
+    __builtin_prefetch(base + size_t{slot} * size);
+  };
+  const size_t entry_ahead = indirect ? 2 * kAhead : kAhead;
+  for (size_t k = 0; k < std::min(n, entry_ahead); ++k) prefetch_entry(k);
+  for (size_t k = 0; k < std::min(n, kAhead); ++k) prefetch_element(k);
+  for (size_t k = 0; k < n; ++k) {
+    if (k + entry_ahead < n) prefetch_entry(k + entry_ahead);
+    if (k + kAhead < n) prefetch_element(k + kAhead);
+    out(k, TryGetSized<kSize>(handles[k], c));
+  }
+}
+
 inline void* EntityPages::TryGetByIndex(uint32_t entity_index, ComponentId c) const {
   if (ABSL_PREDICT_FALSE(entity_index >= gen_size_)) return nullptr;
   // Not in the store: before a compaction its own slot, whose bits are clear; after
