@@ -347,7 +347,8 @@ class EntityPages {
   bool Has(Entity e, ComponentId c) const { return TryGet(e, c) != nullptr; }
 
   // TryGet: `e`'s component `c`, or nullptr if `e` is stale or lacks it. O(1): the
-  // generation table and (once compacted) the slot table, then the page. No
+  // generation table (once compacted, the slot table, whose entries hold the
+  // generation beside the slot), then the page. No
   // allocation. The pointer stays valid until `e` loses `c` (Remove, Delete, destroy)
   // or the next Compact() that moves anything; other entities' Add/Remove/Delete do
   // not move it. For tags it points at shared, stateless storage.
@@ -411,7 +412,13 @@ class EntityPages {
   // stale or not in the store. O(1). Valid until `e` leaves the store or the next
   // Compact() that moves anything.
   uint32_t SlotOf(Entity e) const {
-    return InStore(e) ? SlotOfIndex(e.index()) : kNoSlot;
+    if (!indirect_) return InStore(e) ? e.index() : kNoSlot;
+    // One line: the entry's generation is gen_of_'s.
+    if (e.index() >= gen_size_ || e.generation() == Entity::kInvalidGeneration) {
+      return kNoSlot;
+    }
+    const SlotEntry entry = slot_of_[e.index()];
+    return entry.generation == e.generation() ? entry.slot : kNoSlot;
   }
   // compacted: true once a Compact moved an entity: slots are no longer the entity
   // indices, and every slot lookup reads the slot table. Back to false when the store
@@ -435,7 +442,7 @@ class EntityPages {
   size_t Compact(size_t budget = kUnbounded);
   // compaction_in_progress: true while a planned pass has moves left.
   bool compaction_in_progress() const { return compactor_.in_progress(); }
-  // ReserveForCompaction: opt-in. The slot table's memory (4 bytes per entity index,
+  // ReserveForCompaction: opt-in. The slot table's memory (8 bytes per entity index,
   // at least `entities`, growing with the store) is allocated and written now, so no
   // Compact pays page faults for it; the store holds it, compacting or not, until
   // ReleaseUnusedMemory() on an empty store ends the opt-in. InvalidArgument past the
@@ -529,6 +536,7 @@ class EntityPages {
   using ComponentType = iteration_internal::ComponentType;
   using HotType = iteration_internal::HotType;
   using IndexTables = iteration_internal::IndexTables;
+  using SlotEntry = iteration_internal::SlotEntry;
 
   // Copies a value of `size` bytes, or zero-fills if `value` is null. Out of line:
   // inlined into a caller that passes a smaller object, GCC's -Warray-bounds flags the
@@ -644,13 +652,15 @@ class EntityPages {
   // The slot of entity index `index` (in the store: gen_of_ says so). Identity until
   // the first compaction, so a store never compacted reads no slot table.
   ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t SlotOfIndex(uint32_t index) const {
-    return indirect_ ? slot_of_[index] : index;
+    return indirect_ ? slot_of_[index].slot : index;
   }
   IndexTables index_tables() const {
     return {gen_of_.data(), gen_size_, slot_of_.data(), indirect_};
   }
-  void SetSlot(uint32_t index, uint32_t slot) {
-    if (indirect_) slot_of_[index] = slot;
+  // SetIndexEntry: entity `index` of `generation` is in the store at `slot`.
+  void SetIndexEntry(uint32_t index, uint32_t generation, uint32_t slot) {
+    gen_of_[index] = generation;
+    if (indirect_) slot_of_[index] = SlotEntry{slot, generation};
   }
   // CreateFromBundle of a never-compacted store: slots are the indices, so the
   // batch is cut into runs by index page up front and validated, claimed and written
@@ -661,12 +671,14 @@ class EntityPages {
   // `run_flags`) every component of `bundle` with its initial value.
   void WriteBundleRun(uint32_t page, const ComponentBundle& bundle, uint32_t run_flags,
                          const uint8_t* bits, size_t n);
-  // Switches to the slot table (slot_of_), which starts as the identity.
+  // Switches to the slot table (slot_of_), which starts as the identity with the
+  // generations of gen_of_.
   void MakeIndirect();
-  // Grows `table` to `size` entries, entry i = i for the new ones.
-  static void GrowIdentityTable(LargeVector<uint32_t>& table, size_t size);
-  // Writes table[i] = i for i in [begin, end).
-  static void WriteIdentity(uint32_t* table, size_t begin, size_t end);
+  // Grows `table` to `size` entries, written (the new ones not in the store).
+  static void GrowSlotEntries(LargeVector<SlotEntry>& table, size_t size);
+  // Writes table[i] = {i, gen[i]} for i in [begin, end) (gen null: not in the store).
+  static void WriteSlotEntries(SlotEntry* table, const uint32_t* gen, size_t begin,
+                               size_t end);
   void ShrinkDataPageRanges();
   // GrowTo: a capacity past `page` (NextCapacity: doubling, in kPageCapacityQuantum
   // steps); GrowToCapacity: every per-page table to `capacity` pages in one step.
@@ -715,14 +727,16 @@ class EntityPages {
                                                  &chunk_pool_};
   std::vector<uint32_t> dirty_pages_;
   // The slot layer. gen_of_: entity index -> generation of the entity in the store,
-  // Entity::kInvalidGeneration if none. slot_of_: entity index -> slot, used only when
-  // indirect_ (after a compaction moved something); before, every entity sits at the
-  // slot equal to its index and slot_of_ is empty. The entry of an index not in the
-  // store is stale: gen_of_ decides who is in the store, then slot_of_ where.
+  // Entity::kInvalidGeneration if none. slot_of_: entity index -> slot and a copy of
+  // the generation (SlotEntry), used only when indirect_ (after a compaction moved
+  // something); before, every entity sits at the slot equal to its index and slot_of_
+  // is empty. While indirect_, every write of gen_of_[i] writes slot_of_[i].generation
+  // too (SetIndexEntry, FreeSlot), so either answers who is in the store; the slot of
+  // an index not in the store is stale.
   // NOTE: the per-index and per-slot tables are huge-page backed at scale: a random
   // lookup at 1M entities then misses the cache but not the TLB.
   LargeVector<uint32_t> gen_of_;
-  LargeVector<uint32_t> slot_of_;
+  LargeVector<SlotEntry> slot_of_;
   // gen_of_.size(), kept apart so the hot paths' range check is one load; a size_t,
   // which their uint32_t mask stores cannot alias, so a loop keeps it in a register.
   size_t gen_size_ = 0;
@@ -759,7 +773,7 @@ class EntityPages {
   // indices at least, until a compaction takes it as slot_of_ (and back when the store
   // empties).
   bool reserve_slot_table_ = false;
-  LargeVector<uint32_t> slot_reserve_;
+  LargeVector<SlotEntry> slot_reserve_;
   size_t allocated_data_pages_ = 0;
   size_t allocated_entity_pages_ = 0;
   size_t page_bytes_ = 0;

@@ -135,8 +135,7 @@ absl::Status EntityPages::CreateFromBundleChecked(absl::Span<const Entity> entit
     } else {
       slot = AllocateSlot(e.index());
     }
-    gen_of_[e.index()] = e.generation();
-    SetSlot(e.index(), slot);
+    SetIndexEntry(e.index(), e.generation(), slot);
     const uint32_t page = slot >> kEntityPageShift;
     const bool own = slot == e.index();
     if (!runs.empty() && runs.back().page == page) {

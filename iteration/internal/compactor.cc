@@ -124,7 +124,7 @@ void Compactor::MoveRecords(uint32_t from, uint32_t to) {
   store.count_[from] = 0;
   store.occupied_[to_page] |= uint32_t{1} << to_bit;
   store.occupied_[from_page] &= ~(uint32_t{1} << from_bit);
-  store.slot_of_[index] = to;
+  store.slot_of_[index].slot = to;
   if (!store.dirty_[from_page]) store.MarkDirty(from_page);
   store.PushFreeSlot(from);
 }
@@ -144,8 +144,8 @@ void Compactor::SwapRecords(uint32_t a, uint32_t b) {
   const uint32_t index_a = Entity::FromBits(entity_a).index();
   const uint32_t index_b = Entity::FromBits(entity_b).index();
   std::swap(store.count_[a], store.count_[b]);
-  store.slot_of_[index_b] = a;
-  store.slot_of_[index_a] = b;
+  store.slot_of_[index_b].slot = a;
+  store.slot_of_[index_a].slot = b;
   // Either page may lose its last entity with some component.
   if (!store.dirty_[a_page]) store.MarkDirty(a_page);
   if (!store.dirty_[b_page]) store.MarkDirty(b_page);
@@ -308,14 +308,16 @@ size_t Compactor::Compact(size_t budget) {
     if (plan_cursor_ + kAhead < plan_.size()) {
       const PlannedMove& ahead = plan_[plan_cursor_ + kAhead];
       // An entity no longer in the store has a stale entry: prefetched for nothing.
-      const uint32_t from = store.slot_of_[ahead.index];
+      const uint32_t from = store.slot_of_[ahead.index].slot;
       if (from < store.page_capacity_ * kEntityPageSize) prefetch_records(from);
       prefetch_records(ahead.target);
     }
     const PlannedMove& move = plan_[plan_cursor_];
-    const uint32_t slot = store.slot_of_[move.index];
-    // Deleted or reissued since the plan, or already placed by an earlier swap.
-    if (store.gen_of_[move.index] != move.generation || slot == move.target) {
+    const SlotEntry entry = store.slot_of_[move.index];
+    const uint32_t slot = entry.slot;
+    // Deleted or reissued since the plan, or already placed by an earlier swap (the
+    // entry's generation is the generation table's).
+    if (entry.generation != move.generation || slot == move.target) {
       ++plan_cursor_;
       continue;
     }

@@ -189,7 +189,7 @@ void Compactor::SwapTradePairs(const Trade& trade, const uint32_t* xs, const uin
   }
   EntityPage* const* const entity_pages = store.entity_pages_.data();
   uint16_t* const counts = store.count_.data();
-  uint32_t* const slot_of = store.slot_of_.data();
+  SlotEntry* const slot_of = store.slot_of_.data();
   // Prefetching a pair's lines costs about as many instructions as swapping them, so a
   // side whose slots are dense (consecutive pairs share lines, an ascending stream the
   // hardware prefetcher follows) is left to the hardware.
@@ -244,8 +244,8 @@ void Compactor::SwapTradePairs(const Trade& trade, const uint32_t* xs, const uin
     record_y = entity_x;
     counts[x] = count_y;
     counts[y] = count_x;
-    slot_of[Entity::FromBits(entity_y).index()] = x;
-    slot_of[Entity::FromBits(entity_x).index()] = y;
+    slot_of[Entity::FromBits(entity_y).index()].slot = x;
+    slot_of[Entity::FromBits(entity_x).index()].slot = y;
     // Then every type the pair's entities have. Both slots stay occupied, so a page
     // can only lose its last element of a type a copy takes off it: its data page is
     // freed here, as ReleaseEmptyPages would (no dirty mark, no second pass over the

@@ -76,10 +76,19 @@ inline const void* EntityPages::TryGetSized(Entity e, ComponentId c) const {
   const uint32_t index = e.index();
   if (ABSL_PREDICT_FALSE(index >= gen_size_)) return nullptr;
   // Never compacted: the slot is the index, so the element's address does not wait
-  // for the generation read (two independent loads, as on flat arrays).
-  const uint32_t slot = SlotOfIndex(index);
+  // for the generation read (two independent loads, as on flat arrays). Compacted:
+  // the slot-table entry holds the generation beside the slot, one line for both.
+  uint32_t slot = index;
+  uint32_t generation;
+  if (indirect_) {
+    const SlotEntry entry = slot_of_[index];
+    slot = entry.slot;
+    generation = entry.generation;
+  } else {
+    generation = gen_of_[index];
+  }
   const uint32_t page = slot >> kEntityPageShift;
-  if (gen_of_[index] != e.generation() || e.generation() == Entity::kInvalidGeneration) {
+  if (generation != e.generation() || e.generation() == Entity::kInvalidGeneration) {
     return nullptr;
   }
   // In the store, so the slot is below the capacity (no page check). Past
@@ -94,8 +103,8 @@ inline void EntityPages::TryGetManySized(absl::Span<const Entity> entities, Comp
                                          Out out) const {
   // How many lookups ahead the lines are prefetched: a lookup takes a few ns once its
   // lines are in, a miss a hundred or more. A compacted store's element address needs
-  // the slot-table entry: its entries are prefetched twice as far ahead, so that the
-  // slot is in when the element is prefetched.
+  // the slot-table entry (which holds the generation too): its entries are prefetched
+  // twice as far ahead, so that the slot is in when the element is prefetched.
   constexpr size_t kAhead = 16;
   const Entity* const handles = entities.data();
   const size_t n = entities.size();
@@ -109,20 +118,23 @@ inline void EntityPages::TryGetManySized(absl::Span<const Entity> entities, Comp
   const size_t direct_pages = hot.direct_pages;
   const size_t page_capacity = page_capacity_;
   const uint32_t* const gen_of = gen_of_.data();
-  const uint32_t* const slot_of = slot_of_.data();
+  const SlotEntry* const slot_of = slot_of_.data();
   const size_t index_size = gen_size_;
   const bool indirect = indirect_;
   auto prefetch_entry = [&](size_t k) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     const uint32_t i = handles[k].index();
     if (i >= index_size) return;
-    __builtin_prefetch(&gen_of[i]);
-    if (indirect) __builtin_prefetch(&slot_of[i]);
+    if (indirect) {
+      __builtin_prefetch(&slot_of[i]);
+    } else {
+      __builtin_prefetch(&gen_of[i]);
+    }
   };
   // The mask word and element of lookup k (stale or absent: prefetched for nothing).
   auto prefetch_element = [&](size_t k) ABSL_ATTRIBUTE_ALWAYS_INLINE {
     const uint32_t i = handles[k].index();
     if (i >= index_size) return;
-    const uint32_t slot = indirect ? slot_of[i] : i;
+    const uint32_t slot = indirect ? slot_of[i].slot : i;
     const uint32_t page = slot >> kEntityPageShift;
     if (page >= direct_pages || page >= page_capacity) return;
     __builtin_prefetch(&masks[page]);
@@ -141,9 +153,13 @@ inline void EntityPages::TryGetManySized(absl::Span<const Entity> entities, Comp
 inline void* EntityPages::TryGetByIndex(uint32_t entity_index, ComponentId c) const {
   if (ABSL_PREDICT_FALSE(entity_index >= gen_size_)) return nullptr;
   // Not in the store: before a compaction its own slot, whose bits are clear; after
-  // one its slot-table entry is stale, so the generation table decides.
-  if (indirect_ && gen_of_[entity_index] == Entity::kInvalidGeneration) return nullptr;
-  const uint32_t slot = SlotOfIndex(entity_index);
+  // one its slot-table entry's slot is stale, and its generation says so.
+  uint32_t slot = entity_index;
+  if (indirect_) {
+    const SlotEntry entry = slot_of_[entity_index];
+    if (entry.generation == Entity::kInvalidGeneration) return nullptr;
+    slot = entry.slot;
+  }
   const uint32_t page = slot >> kEntityPageShift;
   if (page >= page_capacity_) return nullptr;
   const HotType& hot = Hot(c);
