@@ -498,6 +498,15 @@ class EntityPages {
     }
     return Entity::FromBits(entity_pages_[page]->entity[i]);
   }
+  // page_entity_bits / page_generations: entity_at's sources for a whole page, resolved
+  // once so that a walk handing out entities reads one word per slot: once compacted
+  // (compacted()), the page's records (Entity::bits() per slot); in the identity
+  // layout, the generations of indices page*32 .. page*32+31. Requires that layout and
+  // an allocated page.
+  const uint64_t* page_entity_bits(size_t page) const { return entity_pages_[page]->entity; }
+  const uint32_t* page_generations(size_t page) const {
+    return gen_of_.data() + page * kEntityPageSize;
+  }
   // data_page_range: pages [first, second) hold every allocated data page of `c`
   // (a superset of the pages where `c`'s mask is non-zero); the walks filter only
   // the intersection of their includes' ranges. {0, 0} when none.
