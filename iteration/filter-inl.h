@@ -18,6 +18,7 @@
 
 #include "hwy/highway.h"
 #include "iteration/filter.h"
+#include "iteration/internal/page_slots.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace strata {
@@ -48,10 +49,25 @@ HWY_ATTR inline size_t FilterPagesKernel(const MaskRows& rows, size_t begin, siz
       inc = hn::AndNot(hn::LoadU(d, rows.exclude[i] + page), inc);
     }
     const auto nonempty = hn::Ne(inc, zero);
-    const auto pages = hn::Add(lane_index, hn::Set(d, static_cast<uint32_t>(page)));
-    // CompressStore may write a whole vector; callers leave kFilterOutputSlack.
-    hn::CompressStore(pages, nonempty, d, out_pages + count);
-    count += hn::CompressStore(inc, nonempty, d, out_masks + count);
+    // Both stores may write a whole vector; callers leave kFilterOutputSlack.
+    if constexpr (HWY_LANES(uint32_t) == 8) {
+      // AVX2 has no compress instruction: the lanes to keep come from kByteSlots (the
+      // positions of a byte's set bits), one permute for the masks and one add for the
+      // page numbers. Not hn::CompressStore: GCC 12 copied Highway's 1 KiB table of
+      // lane indices onto the stack twice per group of 8 pages (`rep movsq`).
+      uint8_t bits[8];
+      hn::StoreMaskBits(d, nonempty, bits);
+      const auto keep = hn::LoadU(d, iteration_internal::kByteSlots.slot[bits[0]]);
+      hn::StoreU(hn::Add(keep, hn::Set(d, static_cast<uint32_t>(page))), d,
+                 out_pages + count);
+      hn::StoreU(hn::TableLookupLanes(inc, hn::IndicesFromVec(d, keep)), d,
+                 out_masks + count);
+      count += iteration_internal::kByteSlots.count[bits[0]];
+    } else {
+      const auto pages = hn::Add(lane_index, hn::Set(d, static_cast<uint32_t>(page)));
+      hn::CompressStore(pages, nonempty, d, out_pages + count);
+      count += hn::CompressStore(inc, nonempty, d, out_masks + count);
+    }
   }
   for (; page < end; ++page) {
     const uint32_t mask = FilterOnePage(rows, page);
