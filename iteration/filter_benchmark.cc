@@ -386,6 +386,13 @@ void BM_PagesCreateFromBundle(benchmark::State& state, size_t n) {
   MovingWorld world(n);
   ComponentBundle bundle;
   bundle.Set(world.pos, Position{1, 2, 3}).Set(world.vel, Velocity{4, 5, 6});
+  // One round outside the timing, so that every timed one reuses the store's pages
+  // (at 10M a run has a single iteration, which was otherwise the first creation).
+  if (!world.pages.CreateFromBundle(world.entities, bundle).ok()) {
+    state.SkipWithError("create failed");
+    return;
+  }
+  world.pages.DeleteEntities(world.entities);
   for (auto _ : state) {
     if (!world.pages.CreateFromBundle(world.entities, bundle).ok()) {
       state.SkipWithError("create failed");
