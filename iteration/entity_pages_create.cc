@@ -1,6 +1,7 @@
 // EntityPages::CreateFromBundle and ComponentBundle (see iteration/entity_pages.h): the
 // batch path, cut into runs of entities that share a page, each run validated, claimed
 // and written in one pass. The figures are in docs/notes/iteration.md.
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -18,7 +19,20 @@ namespace {
 // the compiler unrolls).
 template <size_t kSize, typename At>
 void FillAt(std::byte* data, const std::byte* value, size_t n, At at) {
-  for (size_t k = 0; k < n; ++k) std::memcpy(data + size_t{at(k)} * kSize, value, kSize);
+  // The value in two integers first: a byte store may alias `value` (or a local array),
+  // so GCC reloaded it for every element; scalars stay in registers.
+  static_assert(kSize > 0 && kSize <= 16);
+  constexpr size_t kLow = kSize < 8 ? kSize : 8;
+  constexpr size_t kHigh = kSize - kLow;
+  uint64_t low = 0;
+  uint64_t high = 0;
+  std::memcpy(&low, value, kLow);
+  if constexpr (kHigh > 0) std::memcpy(&high, value + kLow, kHigh);
+  for (size_t k = 0; k < n; ++k) {
+    std::byte* const element = data + size_t{at(k)} * kSize;
+    std::memcpy(element, &low, kLow);
+    if constexpr (kHigh > 0) std::memcpy(element + kLow, &high, kHigh);
+  }
 }
 
 // FillAt for a size known at run time: fixed-size copies for the common sizes.
