@@ -9,8 +9,9 @@ out="${TEST_TMPDIR:-$(mktemp -d)}"
 "$tool" --entities=3000 --runs=1 --json="$out/figures.json" --workdir="$out/levels" \
   > "$out/report.txt" || { echo "process_benchmark failed"; cat "$out/report.txt"; exit 1; }
 for needle in "load average" "3000 named entities" "compile tool (fresh process)" \
-  "BM_Compile/level_file (in process)" "BM_Spawn/FirstLevelFile (in process)" \
-  "compile_tool_wall/in_process_real" "compile_peak_rss/(input+output)" \
+  "BM_Compile/level_file (in process)" "its floor: simdjson On-Demand (in process)" \
+  "BM_Spawn/FirstLevelFile (in process)" "compile_tool_wall/in_process_real" \
+  "compile_in_process_cpu/ondemand_floor_cpu" "compile_peak_rss/(input+output)" \
   "compile_peak_rss/(3*input+output)" \
   "demo_spawn/in_process_first_spawn" "demo_spawn/first_transforms_per_entity"; do
   grep -qF "$needle" "$out/report.txt" || { echo "missing: $needle"; cat "$out/report.txt"; exit 1; }
@@ -26,10 +27,11 @@ for part in ("compile_tool", "demo_process"):
     for key in ("wall_ms", "cpu_ms", "peak_rss_bytes"):
         assert level[part][key] > 0, (part, key, level[part])
 assert level["demo_process"]["spawn_ms"] > 0
-for part in ("compile_in_process", "spawn_in_process"):
+for part in ("compile_in_process", "ondemand_floor", "spawn_in_process"):
     assert level[part]["real_ms"] > 0 and level[part]["cpu_ms"] > 0, level[part]
 assert set(level["ratios"]) == {
     "compile_tool_wall/in_process_real", "compile_tool_cpu/in_process_cpu",
+    "compile_in_process_cpu/ondemand_floor_cpu",
     "compile_peak_rss/(input+output)", "compile_peak_rss/(3*input+output)",
     "demo_spawn/in_process_first_spawn",
     "demo_spawn/first_transforms_per_entity"}, level["ratios"]
