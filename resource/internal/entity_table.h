@@ -76,17 +76,23 @@ struct EntityTable {
 inline constexpr uint32_t kAmbiguous = 0xFFFFFFFEu;
 
 // Resolves entity references by unique name, or by a path of names from a root.
+// Its indexes are built at the first Resolve that needs them: a level without
+// references (most of a big level's entities are named only for the index) pays
+// nothing for them.
 class ReferenceResolver {
  public:
-  explicit ReferenceResolver(const EntityTable& table) : table_(table) {
-    for (uint32_t k = 0; k < table.size(); ++k) {
-      if (!table.HasName(k)) continue;
-      auto [it, inserted] = by_name_.emplace(table.Name(k), k);
-      if (!inserted) it->second = kAmbiguous;
-    }
-  }
+  explicit ReferenceResolver(const EntityTable& table) : table_(table) {}
 
   absl::StatusOr<uint32_t> Resolve(absl::string_view reference) {
+    if (!by_name_built_) {
+      by_name_built_ = true;
+      by_name_.reserve(table_.name_begin.size() - 1);  // one slot per name set
+      for (uint32_t k = 0; k < table_.size(); ++k) {
+        if (!table_.HasName(k)) continue;
+        auto [it, inserted] = by_name_.emplace(table_.Name(k), k);
+        if (!inserted) it->second = kAmbiguous;
+      }
+    }
     auto it = by_name_.find(reference);
     if (it != by_name_.end() && it->second != kAmbiguous) return it->second;
     if (reference.find('/') != absl::string_view::npos) return ResolvePath(reference);
@@ -133,6 +139,7 @@ class ReferenceResolver {
   }
 
   const EntityTable& table_;
+  bool by_name_built_ = false;
   absl::flat_hash_map<absl::string_view, uint32_t> by_name_;
   absl::flat_hash_map<std::pair<uint32_t, absl::string_view>, uint32_t> by_parent_;
 };
