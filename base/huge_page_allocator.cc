@@ -1,6 +1,7 @@
 #include "base/huge_page_allocator.h"
 
 #include <cassert>
+#include <cstdint>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -30,6 +31,16 @@ void* AllocateLarge(size_t bytes, size_t alignment) {
   (void)madvise(p, rounded, MADV_HUGEPAGE);
 #endif
   return p;
+}
+
+void AdviseHugePages(void* begin, size_t bytes) noexcept {
+  if (begin == nullptr || bytes < kHugePageAdviseBytes) return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(begin) + bytes) & ~(kPage - 1);
+  if (end > first) (void)madvise(reinterpret_cast<void*>(first), end - first, MADV_HUGEPAGE);
+#endif
 }
 
 void DeallocateLarge(void* p, size_t bytes, size_t alignment) noexcept {

@@ -48,6 +48,14 @@ void* AllocateLarge(size_t bytes, size_t alignment);
 // the values it was allocated with. Null is ignored.
 void DeallocateLarge(void* p, size_t bytes, size_t alignment) noexcept;
 
+// AdviseHugePages: asks for transparent huge pages for the whole 4 KiB pages inside
+// [begin, begin + bytes) of a block nothing has touched yet, when bytes >=
+// kHugePageAdviseBytes (else does nothing). For a large buffer allocated elsewhere (a
+// std::string or std::vector about to be filled whole): of its first touch, the kernel
+// then takes one trap per 2 MiB instead of one per 4 KiB. Advice only: where THP is
+// missing the pages stay small. The block must be one this process allocated.
+void AdviseHugePages(void* begin, size_t bytes) noexcept;
+
 // HugePageAllocator<T>: a stateless std allocator over AllocateLarge, for containers of
 // large arrays. All instances compare equal.
 template <typename T>

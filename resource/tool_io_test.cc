@@ -205,6 +205,18 @@ TEST_F(ToolIoTest, ReadsFromAPipe) {
   EXPECT_EQ(*read, text);
 }
 
+// A regular file longer than fstat said (a /proc file reports size 0) is read to its
+// end, not cut at the size known when the read began.
+TEST_F(ToolIoTest, ReadsARegularFilePastTheSizeFstatGave) {
+  absl::StatusOr<std::string> status = ReadToolFileText("/proc/self/status");
+  ASSERT_THAT(status, IsOk());
+  EXPECT_THAT(*status, HasSubstr("Name:"));
+  EXPECT_THAT(*status, HasSubstr("VmRSS:"));  // well into the file
+  absl::StatusOr<std::vector<std::byte>> maps = ReadToolFile("/proc/self/maps");
+  ASSERT_THAT(maps, IsOk());
+  EXPECT_GT(maps->size(), 100u);
+}
+
 TEST_F(ToolIoTest, RefusesToOverwriteAnInputBeforeWritingAnything) {
   WriteText("level.json", "{}");
   const std::string in = Path("level.json");
