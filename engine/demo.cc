@@ -3,12 +3,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -46,32 +44,33 @@ double MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-absl::StatusOr<std::string> ReadLevel(const std::string& path) {
+// ReadLevel: the level file's bytes, read as every Strata tool reads a file
+// (resource/tool_io.h: one buffer of the file's size, huge-page backed), so a blob is
+// then used as it is, not copied.
+absl::StatusOr<std::vector<std::byte>> ReadLevel(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("no level file given");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int error = errno;
-    const std::string message =
-        absl::StrCat("cannot open level file '", path, "': ", std::strerror(error));
-    if (error == EACCES) return absl::PermissionDeniedError(message);
-    return absl::NotFoundError(message);
+  absl::StatusOr<std::vector<std::byte>> bytes = ReadToolFile(path);
+  if (!bytes.ok()) {
+    return absl::Status(bytes.status().code(),
+                        absl::StrCat("cannot open level file ", bytes.status().message()));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading level file '", path, "'"));
-  return text;
+  return bytes;
 }
 
-// LevelBlob: the blob of a level file's `text`: compiled when it is JSON, as it is when
-// it is a resource blob (it starts with the format's magic). The compiler's errors,
-// prefixed with the path; `compile_ms`: the compile's time (0 for a blob).
-absl::StatusOr<std::vector<std::byte>> LevelBlob(const std::string& path, const std::string& text,
+// IsBlob: `bytes` start with the resource format's magic (else they are level JSON).
+bool IsBlob(absl::Span<const std::byte> bytes) {
+  return bytes.size() >= 4 && std::memcmp(bytes.data(), entity_resource_layout::kMagic, 4) == 0;
+}
+
+// LevelBlob: the blob of a level file's `bytes`: compiled when they are JSON, moved
+// out as they are when they are a resource blob. The compiler's errors, prefixed with
+// the path; `compile_ms`: the compile's time (0 for a blob).
+absl::StatusOr<std::vector<std::byte>> LevelBlob(const std::string& path, std::vector<std::byte> bytes,
                                                  bool* is_blob, double* compile_ms) {
   *compile_ms = 0;
-  *is_blob = absl::StartsWith(text, absl::string_view(entity_resource_layout::kMagic, 4));
-  if (*is_blob) {
-    const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
-    return std::vector<std::byte>(bytes, bytes + text.size());
-  }
+  *is_blob = IsBlob(bytes);
+  if (*is_blob) return bytes;
+  const absl::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   const auto start = std::chrono::steady_clock::now();
   EntityCompiler compiler;
   STRATA_RETURN_IF_ERROR(SampleRegistry().RegisterCompilers(compiler));
@@ -256,9 +255,10 @@ std::optional<LevelWatcher::Outcome> LevelWatcher::Poll(World& world, const std:
   Outcome outcome;
   const Clock::time_point start = Clock::now();
   absl::StatusOr<ReloadReport> reloaded = [&]() -> absl::StatusOr<ReloadReport> {
-    STRATA_ASSIGN_OR_RETURN(const std::string text, ReadLevel(path_));
+    STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadLevel(path_));
     bool is_blob = false;
-    STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> blob, LevelBlob(path_, text, &is_blob, &outcome.compile_ms));
+    STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> blob,
+                            LevelBlob(path_, std::move(bytes), &is_blob, &outcome.compile_ms));
     if (before_reload) before_reload();
     absl::StatusOr<ReloadReport> report = world.Reload(std::move(blob));
     if (!report.ok()) {
@@ -308,12 +308,10 @@ absl::StatusOr<DemoReport> RunDemo(const DemoOptions& options, std::ostream* pro
   // seen at the first Poll.
   std::optional<LevelWatcher> watcher;
   if (options.watch) watcher.emplace(options.level_path);
-  STRATA_ASSIGN_OR_RETURN(const std::string text, ReadLevel(options.level_path));
-  if (!absl::StartsWith(text, absl::string_view(entity_resource_layout::kMagic, 4))) {
-    report.level_json_bytes = text.size();
-  }
-  STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> blob,
-                          LevelBlob(options.level_path, text, &report.level_is_blob, &report.compile_ms));
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, ReadLevel(options.level_path));
+  if (!IsBlob(bytes)) report.level_json_bytes = bytes.size();
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::byte> blob, LevelBlob(options.level_path, std::move(bytes),
+                                                                 &report.level_is_blob, &report.compile_ms));
   report.blob_bytes = blob.size();
   absl::StatusOr<EntityResource> loaded = EntityResource::Create(std::move(blob));
   if (!loaded.ok()) {
