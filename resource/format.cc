@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/check.h"
+#include "base/huge_page_allocator.h"
 #include "xxhash.h"
 
 namespace strata {
@@ -222,8 +223,13 @@ namespace {
 
 class BlobWriter {
  public:
-  BlobWriter(size_t size, Endianness endianness)
-      : bytes_(size, std::byte{0}), swap_(endianness != kNativeEndianness) {}
+  BlobWriter(size_t size, Endianness endianness) : swap_(endianness != kNativeEndianness) {
+    // Advised huge before the zeroing first touches it: a level's blob of 100 MB is 48
+    // page faults instead of 25k, and as cheap to hand back (a tool's exit).
+    bytes_.reserve(size);
+    AdviseHugePages(bytes_.data(), bytes_.capacity());
+    bytes_.resize(size);
+  }
 
   void Put32(size_t offset, uint32_t v) {
     if (swap_) v = absl::gbswap_32(v);
