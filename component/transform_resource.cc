@@ -1,5 +1,6 @@
 #include "component/transform_resource.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -83,14 +84,19 @@ absl::Status SpawnTransformBatch(TransformComponent& transforms,
   // parents[i]: the instance of i's nearest ancestor with a transform. Instances usually
   // come in entity order, parents (parent_index[k] < k) before children: then one
   // CreateBatch makes and links them all.
+  // Found for every entity in one pass in entity order (parent_index[k] < k,
+  // validated): walking up from each instance would be quadratic below a long chain
+  // of entities without transforms.
+  std::vector<uint32_t> nearest(batch.entities.size(), kNoParent);  // entity -> ancestor with one
+  const size_t num_entities = std::min(batch.entities.size(), batch.parent_index.size());
+  for (uint32_t k = 0; k < num_entities; ++k) {
+    const uint32_t p = batch.parent_index[k];
+    if (p != kNoParent) nearest[k] = of_entity[p] != kNone ? p : nearest[p];
+  }
   std::vector<uint32_t> parents(n, kNone);
   bool parents_first = true;
   for (uint32_t i = 0; i < n; ++i) {
-    // parent_index[k] < k (validated), so this walk terminates.
-    uint32_t ancestor = batch.parent_index[batch.entity_index[i]];
-    while (ancestor != kNoParent && of_entity[ancestor] == kNone) {
-      ancestor = batch.parent_index[ancestor];
-    }
+    const uint32_t ancestor = nearest[batch.entity_index[i]];
     if (ancestor == kNoParent) continue;
     parents[i] = of_entity[ancestor];
     parents_first &= parents[i] < i;

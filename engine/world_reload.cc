@@ -588,10 +588,16 @@ absl::StatusOr<ReloadReport> World::Reload(EntityResource level) {
       for (uint32_t i = 0; i < p.after.num_instances; ++i) has[p.after.entity_index[i]] = 1;
       for (const uint32_t a : p.adds) has[p.after.entity_index[a]] = 2;
       const absl::Span<const uint32_t> parents = after.parent_index();
+      // Each entity's nearest ancestor with a transform, in one pass in entity order
+      // (parents first): walking up per add would be quadratic below a long chain.
+      std::vector<uint32_t> nearest(na, kNoParent);
+      for (uint32_t k = 0; k < na; ++k) {
+        const uint32_t up = parents[k];
+        if (up != kNoParent) nearest[k] = has[up] != 0 ? up : nearest[up];
+      }
       for (const uint32_t a : p.adds) {
         const uint32_t k = p.after.entity_index[a];
-        uint32_t up = parents[k];
-        while (up != kNoParent && has[up] == 0) up = parents[up];
+        const uint32_t up = nearest[k];
         if (up == kNoParent || has[up] == 2) continue;  // a root, or linked by the batch
         const TransformHandle child = transforms_->Lookup(after_entities[k]);
         const TransformHandle parent = transforms_->Lookup(after_entities[up]);
