@@ -105,6 +105,13 @@ absl::StatusOr<json> ExportLevel(const EntityResourceView& view, const Component
   // Instances of prefabs are written as the prefab and what they override; the
   // prefab's own entities below an instance are not written (the compiler makes them).
   STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
+  if (prefabs.delta) {
+    // Level JSON cannot say what a delta can (a child's own field, a component an
+    // instance lost): refused rather than written in part.
+    return absl::FailedPreconditionError(
+        "the resource is a delta save (entities from prefabs written as what differs from "
+        "them): spawn it and save it with SaveOptions::prefab_deltas = false to export it");
+  }
   json prefab_definitions = json::object();
   for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
     STRATA_ASSIGN_OR_RETURN(json level, ExportLevel(prefab.view, registry));

@@ -3,7 +3,8 @@
 //
 //   absl::StatusOr<nlohmann::json> level = ExportLevel(view, registry);
 //   // level->dump(2) compiles (with the same registry) to the same bytes as the blob,
-//   // for every blob the compiler or World::Save writes.
+//   // for every blob the compiler writes and World::Save writes in full (a delta
+//   // save of entities from prefabs is refused: FailedPrecondition).
 //
 // Entities nest as "children" following parent_index; names come from the blob's
 // metadata sections; an entity reference is written as the target's name when that

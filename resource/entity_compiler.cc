@@ -726,7 +726,7 @@ absl::StatusOr<EntityCompiler::Result> EntityCompiler::LevelBuilder::Finish() {
     overrides.reserve(overrides_.size());
     for (Override& o : overrides_) {
       overrides.push_back(PrefabOverrideRecord{registrations[o.r].id.value(), o.entity, o.name,
-                                               std::move(o.mask), o.added});
+                                               std::move(o.mask), o.added, /*removed=*/false});
     }
     contents.component_types.push_back(
         MakePrefabSection(definitions, prefab_entities_, overrides, options_.endianness));

@@ -21,6 +21,7 @@ constexpr size_t kHeaderWords = 8;
 constexpr size_t kPrefabWords = 4;
 constexpr size_t kEntityWords = 3;
 constexpr size_t kOverrideWords = 6;
+constexpr uint32_t kDeltaFlag = 1;
 
 class WordWriter {
  public:
@@ -40,12 +41,22 @@ class WordWriter {
 
 uint64_t AlignUp(uint64_t n) { return entity_resource_layout::AlignUp(n); }
 
+// NoEntities: a view of a resource without entities (what a prefab named by name only
+// has for a view).
+EntityResourceView NoEntities() {
+  // NOTE: std::vector's storage is 16-byte aligned (operator new), as a view requires.
+  static const std::vector<std::byte>* const blob =
+      new std::vector<std::byte>(*WriteEntityResource(EntityResourceContents()));
+  static const EntityResourceView view = *EntityResourceView::Create(*blob);
+  return view;
+}
+
 }  // namespace
 
 ComponentTypeContents MakePrefabSection(absl::Span<const PrefabDefinition> prefabs,
                                         absl::Span<const PrefabEntityRecord> entities,
                                         absl::Span<const PrefabOverrideRecord> overrides,
-                                        Endianness endianness) {
+                                        Endianness endianness, bool delta) {
   ComponentTypeContents section;
   section.type = IdString32(kPrefabsSection);
   section.instance_stride = 0;
@@ -57,7 +68,7 @@ ComponentTypeContents MakePrefabSection(absl::Span<const PrefabDefinition> prefa
   for (const PrefabDefinition& p : prefabs) string_bytes += static_cast<uint32_t>(p.name.size());
   for (uint32_t v : {kPrefabSectionVersion, static_cast<uint32_t>(prefabs.size()),
                      static_cast<uint32_t>(entities.size()), static_cast<uint32_t>(overrides.size()),
-                     mask_words, string_bytes, 0u, 0u}) {
+                     mask_words, string_bytes, delta ? kDeltaFlag : 0u, 0u}) {
     out.Put(v);
   }
   const uint64_t tables = 4 * (kHeaderWords + kPrefabWords * prefabs.size() +
@@ -81,7 +92,7 @@ ComponentTypeContents MakePrefabSection(absl::Span<const PrefabDefinition> prefa
   uint32_t mask_begin = 0;
   for (const PrefabOverrideRecord& r : overrides) {
     for (uint32_t v : {r.type, r.entity, r.name, mask_begin, static_cast<uint32_t>(r.mask.size()),
-                       r.added ? 1u : 0u}) {
+                       r.value_diff ? 3u : r.removed ? 2u : r.added ? 1u : 0u}) {
       out.Put(v);
     }
     mask_begin += static_cast<uint32_t>(r.mask.size());
@@ -141,7 +152,9 @@ absl::StatusOr<PrefabTable> ReadPrefabTable(const EntityResourceView& view) {
   }
   const uint64_t num_prefabs = word(1), num_entities = word(2), num_overrides = word(3),
                  num_mask_words = word(4), string_bytes = word(5);
-  if (word(6) != 0 || word(7) != 0) return corrupt("reserved header words are not 0");
+  if (word(6) > kDeltaFlag) return corrupt(absl::StrCat("unknown flags ", word(6)));
+  if (word(7) != 0) return corrupt("reserved header word is not 0");
+  table.delta = word(6) == kDeltaFlag;
   // Every count is below 2^32, so these sums cannot overflow 64 bits.
   const uint64_t prefabs_at = kHeaderWords;
   const uint64_t entities_at = prefabs_at + kPrefabWords * num_prefabs;
@@ -176,6 +189,11 @@ absl::StatusOr<PrefabTable> ReadPrefabTable(const EntityResourceView& view) {
       return corrupt(absl::StrCat("prefab ", p, ": blob at ", offset, " (", blob_size,
                                   " bytes) out of place"));
     }
+    if (blob_size == 0) {
+      if (!table.delta) return corrupt(absl::StrCat("prefab ", p, ": no blob"));
+      table.prefabs.push_back(PrefabTable::Prefab{name, NoEntities(), /*by_name=*/true});
+      continue;  // blob_at stays
+    }
     absl::StatusOr<EntityResourceView> nested =
         EntityResourceView::Create(data.subspan(offset, blob_size));
     if (!nested.ok()) {
@@ -195,7 +213,7 @@ absl::StatusOr<PrefabTable> ReadPrefabTable(const EntityResourceView& view) {
     const uint64_t at = entities_at + kEntityWords * i;
     PrefabEntityRecord r{word(at), word(at + 1), word(at + 2)};
     if (r.entity >= view.num_entities() || r.prefab >= num_prefabs ||
-        r.node >= table.prefabs[r.prefab].view.num_entities()) {
+        (!table.prefabs[r.prefab].by_name && r.node >= table.prefabs[r.prefab].view.num_entities())) {
       return corrupt(absl::StrCat("entity record ", i, " out of range"));
     }
     if (!table.entities.empty() && r.entity <= table.entities.back().entity) {
@@ -213,10 +231,12 @@ absl::StatusOr<PrefabTable> ReadPrefabTable(const EntityResourceView& view) {
     r.name = word(at + 2);
     const uint64_t begin = word(at + 3), words = word(at + 4), flags = word(at + 5);
     if (r.entity >= view.num_entities() || begin != mask_begin || words > num_mask_words - begin ||
-        flags > 1) {
+        flags > 3 || (flags >= 2 && !table.delta) || (flags == 2 && words != 0)) {
       return corrupt(absl::StrCat("override record ", i, " out of range"));
     }
     r.added = flags == 1;
+    r.removed = flags == 2;
+    r.value_diff = flags == 3;
     r.mask.reserve(words);
     for (uint64_t w = 0; w < words; ++w) r.mask.push_back(word(masks_at + begin + w));
     mask_begin += words;
