@@ -9,7 +9,7 @@
 #ifndef STRATA_BASE_VERSION_H_
 #define STRATA_BASE_VERSION_H_
 
-#define STRATA_VERSION 28
+#define STRATA_VERSION 29
 
 namespace strata {
 

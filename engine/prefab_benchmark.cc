@@ -227,6 +227,71 @@ BENCHMARK(BM_CompilePrefabLevel)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+// A prefab-heavy level: `instances` instances of `prefabs` prefabs, each prefab a
+// transform, a sprite and a spark emitter of its own values; every instance placed by
+// the level (its transform), and one in ten overriding its sprite's size.
+std::string PrefabHeavyLevel(int instances, int prefabs) {
+  std::string text = R"({"prefabs": {)";
+  for (int p = 0; p < prefabs; ++p) {
+    absl::StrAppend(&text, p == 0 ? "" : ",", "\"kind", p, R"(": {"components": [{"type": "transform", "scale": [1, )",
+                    1 + p, R"(, 1]}, {"type": "sprite", "size": )", 1 + p, R"(, "color": [0.5, 0.5, 0.)", p,
+                    R"(, 1]}, {"type": "spark_emitter", "speed": )", 2 + p, R"(, "spread": 0.5, "lifetime": 1}]})");
+  }
+  text += R"(}, "entities": [)";
+  for (int i = 0; i < instances; ++i) {
+    absl::StrAppend(&text, i == 0 ? "" : ",", R"({"prefab": "kind)", i % prefabs,
+                    R"(", "components": [{"type": "transform", "position": [)", i % 1000, ", 0, ", i / 1000, "]}");
+    if (i % 10 == 0) absl::StrAppend(&text, R"(, {"type": "sprite", "size": 9})");
+    text += "]}";
+  }
+  text += "]}";
+  return text;
+}
+
+// SaveAll of that level spawned, as deltas (each instance its prefab plus what it
+// overrides) against full copies, in the same iteration. The sizes are deterministic:
+// "delta_bytes", "full_bytes" and their "size_ratio" are the figures; "time_ratio" is
+// the delta save's time over the full save's.
+void BM_SavePrefabLevel(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  EntityCompiler compiler;
+  if (!SampleRegistry().RegisterCompilers(compiler).ok()) std::abort();
+  absl::StatusOr<EntityCompiler::Result> compiled = compiler.Compile(PrefabHeavyLevel(n, 10), {});
+  absl::StatusOr<std::unique_ptr<World>> world = World::Create(SampleRegistry());
+  if (!compiled.ok() || !world.ok()) std::abort();
+  absl::StatusOr<EntityResourceView> view = EntityResourceView::Create(compiled->blob);
+  if (!view.ok() || !(*world)->Spawn(*view).ok()) std::abort();
+  SaveOptions full;
+  full.prefab_deltas = false;
+  double delta_total = 0, full_total = 0;
+  size_t delta_bytes = 0, full_bytes = 0;
+  for (auto _ : state) {
+    auto begin = std::chrono::steady_clock::now();
+    absl::StatusOr<std::vector<std::byte>> delta = (*world)->SaveAll();
+    const double delta_seconds = Seconds(begin);
+    begin = std::chrono::steady_clock::now();
+    absl::StatusOr<std::vector<std::byte>> whole = (*world)->SaveAll(full);
+    const double full_seconds = Seconds(begin);
+    if (!delta.ok() || !whole.ok()) std::abort();
+    delta_bytes = delta->size();
+    full_bytes = whole->size();
+    state.SetIterationTime(delta_seconds);
+    delta_total += delta_seconds;
+    full_total += full_seconds;
+  }
+  state.counters["delta_bytes"] = static_cast<double>(delta_bytes);
+  state.counters["full_bytes"] = static_cast<double>(full_bytes);
+  state.counters["size_ratio"] = static_cast<double>(delta_bytes) / static_cast<double>(full_bytes);
+  state.counters["time_ratio"] = delta_total / full_total;
+}
+
+BENCHMARK(BM_SavePrefabLevel)
+    ->Name("BM_Save/prefab_instances")
+    ->Arg(100000)
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace strata
 

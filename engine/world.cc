@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -13,6 +16,7 @@
 #include "base/status_macros.h"
 #include "resource/metadata.h"
 #include "resource/prefab.h"
+#include "resource/prefab_delta.h"
 
 namespace strata {
 namespace {
@@ -58,6 +62,9 @@ World::World(const ComponentRegistry* registry, std::unique_ptr<EntityManager> o
   index_ = std::make_unique<EntityIndex>();
   listener_ = entities_->AddDestroyListener([this](absl::Span<const Entity> dead) {
     index_->RemoveEntity(dead);
+    if (!level_overrides_.empty()) {
+      for (Entity e : dead) level_overrides_.erase(e);
+    }
     if (!entity_names_.empty()) {
       for (Entity e : dead) {
         if (e.index() < entity_names_.size() && entity_names_[e.index()].generation == e.generation()) {
@@ -210,6 +217,20 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
   }
   // A corrupt prefab section fails the spawn before anything exists, too.
   STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
+  if (prefabs.delta) {
+    // A delta (a save of entities made from prefabs): made whole with the prefabs this
+    // world knows by those names (the blob's own copies for the others; NotFound
+    // naming a prefab it has neither of), then spawned.
+    std::vector<EntityResourceView> bases;
+    bases.reserve(prefabs.prefabs.size());
+    for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
+      auto known = prefab_by_name_.find(prefab.name);
+      bases.push_back(known != prefab_by_name_.end() ? *prefabs_[known->second]->view : prefab.view);
+    }
+    STRATA_ASSIGN_OR_RETURN(const std::vector<std::byte> whole, ExpandPrefabDeltas(view, prefabs, bases));
+    STRATA_ASSIGN_OR_RETURN(const EntityResourceView whole_view, EntityResourceView::Create(whole));
+    return Spawn(whole_view, stats);
+  }
   // A failed spawn leaves the world resources as they were (a spawn that gives one
   // overwrites the world's value as its section spawns).
   std::vector<std::vector<std::byte>> resources_before;
@@ -254,6 +275,7 @@ absl::StatusOr<std::vector<Entity>> World::Spawn(const EntityResourceView& view,
   for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
     STRATA_RETURN_IF_ERROR(LoadPrefab(prefab.name, prefab.view));
   }
+  RecordPrefabOrigins(prefabs, spawned);
   // The spawn's adds reach the observers now.
   STRATA_RETURN_IF_ERROR(events_->Flush());
   return spawned;
@@ -287,6 +309,7 @@ absl::Status World::DestroyBatch(absl::Span<const Entity> entities) {
 absl::Status World::LoadPrefabs(const EntityResourceView& view) {
   STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(view));
   for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
+    if (prefab.by_name) continue;  // a delta's name without a copy: nothing to load
     STRATA_RETURN_IF_ERROR(LoadPrefab(prefab.name, prefab.view));
   }
   return absl::OkStatus();
@@ -343,6 +366,33 @@ absl::Status World::LoadPrefab(absl::string_view name, const EntityResourceView&
   return absl::OkStatus();
 }
 
+void World::SetPrefabOrigin(Entity e, uint32_t prefab, uint32_t node) {
+  if (prefab_origins_.size() <= e.index()) prefab_origins_.resize(size_t{e.index()} + 1);
+  prefab_origins_[e.index()] = PrefabOrigin{e.generation(), prefab, node};
+}
+
+const World::PrefabOrigin* World::PrefabOriginOf(Entity e) const {
+  if (e.index() >= prefab_origins_.size()) return nullptr;
+  const PrefabOrigin& origin = prefab_origins_[e.index()];
+  if (origin.prefab == kNoPrefab || origin.generation != e.generation() || origin.prefab >= prefabs_.size()) {
+    return nullptr;
+  }
+  return &origin;
+}
+
+void World::RecordPrefabOrigins(const PrefabTable& prefabs, absl::Span<const Entity> spawned) {
+  for (const PrefabEntityRecord& r : prefabs.entities) {
+    auto known = prefab_by_name_.find(prefabs.prefabs[r.prefab].name);
+    if (known == prefab_by_name_.end() || !entities_->Alive(spawned[r.entity])) continue;
+    SetPrefabOrigin(spawned[r.entity], known->second, r.node);
+  }
+  for (const PrefabOverrideRecord& o : prefabs.overrides) {
+    const Entity e = spawned[o.entity];
+    if (o.removed || !entities_->Alive(e)) continue;
+    level_overrides_[e].push_back(LevelOverride{o.type, o.name, o.added, o.mask});
+  }
+}
+
 absl::StatusOr<PrefabId> World::FindPrefab(absl::string_view name) const {
   auto it = prefab_by_name_.find(name);
   if (it == prefab_by_name_.end()) {
@@ -363,6 +413,7 @@ absl::StatusOr<std::vector<Entity>> World::Instantiate(PrefabId prefab, size_t c
       (void)entities_->DestroyBatch(roots);
       return created;
     }
+    for (const Entity root : roots) SetPrefabOrigin(root, prefab.index, 0);
   } else {
     for (size_t i = 0; i < count; ++i) {
       absl::StatusOr<std::vector<Entity>> spawned = Spawn(*known.view);
@@ -371,6 +422,9 @@ absl::StatusOr<std::vector<Entity>> World::Instantiate(PrefabId prefab, size_t c
         return spawned.status();
       }
       roots[i] = (*spawned)[0];
+      for (uint32_t node = 0; node < spawned->size(); ++node) {
+        if (entities_->Alive((*spawned)[node])) SetPrefabOrigin((*spawned)[node], prefab.index, node);
+      }
     }
   }
   STRATA_RETURN_IF_ERROR(events_->Flush());
@@ -389,6 +443,186 @@ absl::StatusOr<Entity> World::Instantiate(CommandBuffer& commands, PrefabId pref
   }
   return commands.Create(*known.bundle);
 }
+
+namespace {
+
+// PrefabDeltaWriter: what SaveSet writes of the entities made from prefabs (see
+// SaveOptions::prefab_deltas): per component type, it drops the instances equal to
+// their prefab's that the level did not override, and records the masks of those it
+// keeps in part and the prefab components an entity no longer has.
+class PrefabDeltaWriter {
+ public:
+  // LevelMask: the level's override of (entity, type, name): nullopt if none, an empty
+  // span with all = true for every field.
+  struct LevelMask {
+    bool all = false;
+    absl::Span<const uint32_t> mask;
+  };
+  using LevelLookup = std::function<std::optional<LevelMask>(Entity, uint32_t type, uint32_t name)>;
+
+  explicit PrefabDeltaWriter(uint32_t num_saved) : origin_(num_saved) {}
+
+  // Add: saved entity k is entity `node` of the world's prefab `prefab` (`name`, whose
+  // resource is `view`).
+  void Add(uint32_t k, uint32_t prefab, absl::string_view name, const EntityResourceView& view, uint32_t node) {
+    auto [it, inserted] = number_of_prefab_.try_emplace(prefab, static_cast<uint32_t>(prefabs_.size()));
+    if (inserted) prefabs_.push_back(Used{std::string(name), view});
+    origin_[k] = {it->second, node};
+    records_.push_back(PrefabEntityRecord{k, it->second, node});
+  }
+  bool active() const { return !records_.empty(); }
+
+  // Filter: `section` holds `type`'s instances of the saved entities in full
+  // (declared layout); those equal to their prefab's are dropped.
+  void Filter(const ComponentType& type, absl::Span<const Entity> saved, const LevelLookup& level,
+              ComponentTypeContents* section) {
+    const uint32_t stride = section->instance_stride;
+    const size_t n = section->entity_index.size();
+    const bool custom = type.fields().empty();
+    const size_t num_fields = custom ? 1 : type.fields().size();
+    const size_t words = (num_fields + 31) / 32;
+    bool comparable = stride > 0 && section->data.size() == n * size_t{stride};
+    for (const FieldInfo& f : type.fields()) comparable &= f.type != FieldType::kEntity;
+    // The prefabs' instances of this type: (prefab, node, name) -> bytes in the
+    // declared layout, or nullptr when the prefab's layout is another.
+    absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, const std::byte*> base;
+    std::vector<std::vector<std::vector<uint32_t>>> names_by_node(prefabs_.size());
+    for (uint32_t p = 0; p < prefabs_.size(); ++p) {
+      names_by_node[p].resize(prefabs_[p].view.num_entities());
+      for (const ComponentTypeView& s : prefabs_[p].view.component_types()) {
+        if (s.type != type.id()) continue;
+        const bool same_layout = s.layout_fingerprint == type.fingerprint() && s.instance_stride == stride;
+        for (uint32_t i = 0; i < s.num_instances; ++i) {
+          const std::byte* bytes = same_layout ? s.data.data() + size_t{i} * stride : nullptr;
+          base.try_emplace(std::make_tuple(p, s.entity_index[i], s.names[i]), bytes);
+          names_by_node[p][s.entity_index[i]].push_back(s.names[i]);
+        }
+      }
+    }
+    absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;  // (k, name) of entities from prefabs
+    std::vector<uint32_t> mask(words);
+    std::vector<uint32_t> value_only(words);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t k = section->entity_index[i];
+      const uint32_t name = section->names[i];
+      bool keep = true;
+      if (origin_[k].prefab != kNoOrigin) {
+        seen.insert({k, name});
+        auto found = base.find(std::make_tuple(origin_[k].prefab, origin_[k].node, name));
+        if (found != base.end() && found->second != nullptr && comparable) {
+          // `mask`: the fields whose value differs from the prefab's now.
+          std::fill(mask.begin(), mask.end(), 0u);
+          const std::byte* mine = section->data.data() + i * stride;
+          const std::byte* theirs = found->second;
+          if (custom) {
+            mask[0] = std::memcmp(mine, theirs, stride) != 0 ? 1u : 0u;
+          } else {
+            for (size_t f = 0; f < num_fields; ++f) {
+              const FieldInfo& field = type.fields()[f];
+              if (std::memcmp(mine + field.blob_offset, theirs + field.blob_offset, FieldBlobSize(field)) != 0) {
+                mask[f / 32] |= uint32_t{1} << (f % 32);
+              }
+            }
+          }
+          // Of those, the ones the level did not override; then `mask` takes the
+          // level's in: every field that is the entity's own.
+          bool all_fields = false;
+          value_only = mask;
+          if (const std::optional<LevelMask> by_level = level(saved[k], type.id().value(), name)) {
+            all_fields = by_level->all;
+            for (size_t w = 0; w < words; ++w) {
+              const uint32_t by_level_word = all_fields ? ~0u : w < by_level->mask.size() ? by_level->mask[w] : 0u;
+              value_only[w] &= ~by_level_word;
+              mask[w] |= by_level_word;
+            }
+          }
+          size_t set = 0;
+          for (size_t f = 0; f < num_fields; ++f) set += mask[f / 32] >> (f % 32) & 1;
+          if (set == 0) {
+            keep = false;  // the prefab's: a load takes it from there
+          } else {
+            if (set < num_fields) {
+              PrefabOverrideRecord record;
+              record.type = type.id().value();
+              record.entity = k;
+              record.name = name;
+              record.mask = mask;
+              overrides_.push_back(std::move(record));
+            }
+            if (std::any_of(value_only.begin(), value_only.end(), [](uint32_t w) { return w != 0; })) {
+              PrefabOverrideRecord record;
+              record.type = type.id().value();
+              record.entity = k;
+              record.name = name;
+              record.mask = value_only;
+              record.value_diff = true;
+              overrides_.push_back(std::move(record));
+            }
+          }
+          // set == num_fields: written whole with no merge record (all of it is the
+          // entity's own). A component the prefab lacks, or not compared, likewise.
+        }
+      }
+      if (!keep) continue;
+      if (kept != i) {
+        section->entity_index[kept] = k;
+        section->names[kept] = name;
+        if (stride > 0) {
+          std::memmove(section->data.data() + kept * stride, section->data.data() + i * stride, stride);
+        }
+      }
+      ++kept;
+    }
+    section->entity_index.resize(kept);
+    section->names.resize(kept);
+    if (stride > 0) section->data.resize(kept * size_t{stride});
+    // The prefab's components of this type an entity no longer has.
+    for (const PrefabEntityRecord& r : records_) {
+      if (r.node >= names_by_node[r.prefab].size()) continue;
+      for (const uint32_t name : names_by_node[r.prefab][r.node]) {
+        if (seen.contains({r.entity, name})) continue;
+        PrefabOverrideRecord removed;
+        removed.type = type.id().value();
+        removed.entity = r.entity;
+        removed.name = name;
+        removed.removed = true;
+        overrides_.push_back(std::move(removed));
+      }
+    }
+  }
+
+  // Section: the delta prefab section of what Add and Filter saw, with copies of the
+  // prefabs or (copies false) their names only.
+  ComponentTypeContents Section(bool copies) const {
+    std::vector<PrefabDefinition> definitions;
+    definitions.reserve(prefabs_.size());
+    for (const Used& p : prefabs_) {
+      PrefabDefinition& d = definitions.emplace_back();
+      d.name = p.name;
+      if (copies) d.blob.assign(p.view.blob().begin(), p.view.blob().end());
+    }
+    return MakePrefabSection(definitions, records_, overrides_, kNativeEndianness, /*delta=*/true);
+  }
+
+ private:
+  static constexpr uint32_t kNoOrigin = 0xFFFFFFFFu;
+  struct Origin {
+    uint32_t prefab = kNoOrigin;
+    uint32_t node = 0;
+  };
+  struct Used {
+    std::string name;
+    EntityResourceView view;
+  };
+  std::vector<Origin> origin_;  // by saved entity number
+  absl::flat_hash_map<uint32_t, uint32_t> number_of_prefab_;  // world prefab -> saved number
+  std::vector<Used> prefabs_;
+  std::vector<PrefabEntityRecord> records_;  // ascending entity
+  std::vector<PrefabOverrideRecord> overrides_;
+};
+
+}  // namespace
 
 std::vector<Entity> World::Entities() const {
   std::vector<Entity> all;
@@ -576,6 +810,27 @@ absl::StatusOr<std::vector<std::byte>> World::SaveSet(absl::Span<const Entity> e
     return std::nullopt;
   };
 
+  // Entities made from prefabs, written as deltas.
+  PrefabDeltaWriter delta(static_cast<uint32_t>(saved.size()));
+  if (options.prefab_deltas) {
+    for (uint32_t k = 0; k < saved.size(); ++k) {
+      const PrefabOrigin* origin = PrefabOriginOf(saved[k]);
+      if (origin == nullptr) continue;
+      const KnownPrefab& known = *prefabs_[origin->prefab];
+      if (origin->node >= known.view->num_entities()) continue;  // replaced by a smaller one
+      delta.Add(k, origin->prefab, known.name, *known.view, origin->node);
+    }
+  }
+  const PrefabDeltaWriter::LevelLookup level_mask =
+      [this](Entity e, uint32_t type, uint32_t name) -> std::optional<PrefabDeltaWriter::LevelMask> {
+    auto it = level_overrides_.find(e);
+    if (it == level_overrides_.end()) return std::nullopt;
+    for (const LevelOverride& o : it->second) {
+      if (o.type == type && o.name == name) return PrefabDeltaWriter::LevelMask{o.all, o.mask};
+    }
+    return std::nullopt;
+  };
+
   std::vector<ComponentTypeContents> sections;
   absl::flat_hash_set<uint32_t> used_names;
   MetadataSections metadata;
@@ -589,6 +844,7 @@ absl::StatusOr<std::vector<std::byte>> World::SaveSet(absl::Span<const Entity> e
     section.layout_fingerprint = type.fingerprint();
     STRATA_RETURN_IF_ERROR(stores_[s]->Save(context, &section));
     if (!dangling.ok()) return dangling;
+    if (delta.active()) delta.Filter(type, saved, level_mask, &section);
     if (section.entity_index.empty()) continue;
     for (uint32_t name : section.names) {
       if (name != type.id().value()) used_names.insert(name);
@@ -622,6 +878,7 @@ absl::StatusOr<std::vector<std::byte>> World::SaveSet(absl::Span<const Entity> e
     }
   }
   std::move(metadata).AppendTo(contents.component_types, kNativeEndianness);
+  if (delta.active()) contents.component_types.push_back(delta.Section(options.prefab_copies));
   for (ComponentTypeContents& section : sections) contents.component_types.push_back(std::move(section));
   return WriteEntityResource(contents);
 }

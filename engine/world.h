@@ -84,6 +84,8 @@
 
 namespace strata {
 
+struct PrefabTable;
+
 // WorldOptions: how a World is built (World::Options).
 struct WorldOptions {
   // deferred_transforms: the transform component in deferred mode (SetLocal marks
@@ -95,6 +97,19 @@ struct WorldOptions {
 struct SaveOptions {
   // keep_names: the entity names and instance-name texts the world knows.
   bool keep_names = true;
+  // prefab_deltas: an entity made from a prefab (spawned from a level's prefab
+  // instance, or World::Instantiate) is written as its prefab entity plus the
+  // components and fields that differ: a field counts as overridden when the level
+  // overrode it or when its value differs from the prefab's now (a value diff: a
+  // field set back to the prefab's value follows later edits of the prefab again). A
+  // component holding entity references, or of a custom layout, is written whole when
+  // it differs. false: every entity in full, as a level without prefabs.
+  bool prefab_deltas = true;
+  // prefab_copies: a delta save carries a copy of each prefab it uses, so that it
+  // loads where the prefab is not known (or no longer exists). false: it names them
+  // only (smaller); spawning it then needs a world that knows each of them
+  // (LoadPrefabs), else NotFound naming the prefab, and nothing is spawned.
+  bool prefab_copies = true;
 };
 
 // HasTransform: the page-store tag by which a World mirrors its transforms into page
@@ -251,7 +266,8 @@ class World {
   // LoadPrefabs: the prefabs `view` declares (its strata.prefabs section,
   // resource/prefab.h) become known to this world, copied; one of the same name as a
   // known prefab replaces it (PrefabIds stay valid and name the new one). Spawn does
-  // this for every resource it spawns. DataLoss for a corrupt section.
+  // this for every resource it spawns (a delta save's prefabs named without a copy
+  // are skipped: nothing to load). DataLoss for a corrupt section.
   absl::Status LoadPrefabs(const EntityResourceView& view);
   // FindPrefab: the known prefab named `name`; NotFound naming it.
   absl::StatusOr<PrefabId> FindPrefab(absl::string_view name) const;
@@ -277,7 +293,11 @@ class World {
   // dead one is saved as none).
   absl::StatusOr<std::vector<std::byte>> Save(absl::Span<const Entity> entities,
                                               const SaveOptions& options = SaveOptions()) const;
-  // Save writes no world resources (list no entity for them); SaveAll does.
+  // Save writes no world resources (list no entity for them); SaveAll does. Entities
+  // made from prefabs are written as deltas (SaveOptions::prefab_deltas): a spawn of
+  // the blob takes every field an entity did not override from the prefab of that
+  // name the world knows then (LoadPrefabs a changed prefab first: its instances get
+  // its new values), or from the copy the blob carries.
   // SaveAll: Save(Entities()), plus every live entity a saved component refers to
   // (an entity with no component and no name is saved as such, so the reference holds
   // after a load), plus one last entity that carries the world resources whose fields
@@ -624,6 +644,29 @@ class World {
   };
   absl::Status LoadPrefab(absl::string_view name, const EntityResourceView& view);
   std::vector<std::unique_ptr<KnownPrefab>> prefabs_;
+  // Where an entity came from (a spawned level's prefab instance, Instantiate): entity
+  // `node` of prefabs_[prefab]; by entity index, for that generation.
+  static constexpr uint32_t kNoPrefab = 0xFFFFFFFFu;
+  struct PrefabOrigin {
+    uint32_t generation = 0;
+    uint32_t prefab = kNoPrefab;
+    uint32_t node = 0;
+  };
+  std::vector<PrefabOrigin> prefab_origins_;
+  // The fields the level (or a loaded save) overrode, per component of an entity from
+  // a prefab (all of them for a component the prefab lacks). Dropped with the entity.
+  struct LevelOverride {
+    uint32_t type = 0;
+    uint32_t name = 0;
+    bool all = false;
+    std::vector<uint32_t> mask;
+  };
+  absl::flat_hash_map<Entity, std::vector<LevelOverride>> level_overrides_;
+  void SetPrefabOrigin(Entity e, uint32_t prefab, uint32_t node);
+  const PrefabOrigin* PrefabOriginOf(Entity e) const;
+  // RecordPrefabOrigins: the origins and level overrides `prefabs` (a spawned flat
+  // resource's section) gives `spawned` (by entity number), once its prefabs are known.
+  void RecordPrefabOrigins(const PrefabTable& prefabs, absl::Span<const Entity> spawned);
   // The live level (SpawnLevel, Reload): its blob, a view of it, and the entity of each
   // of its entity numbers.
   struct LiveLevel {

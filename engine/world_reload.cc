@@ -424,6 +424,10 @@ absl::StatusOr<ReloadReport> World::Reload(EntityResource level) {
   // ---- Decide everything; nothing changes in this half. ----
   STRATA_ASSIGN_OR_RETURN(const EntityMatch match, MatchEntities(before, after));
   STRATA_ASSIGN_OR_RETURN(const PrefabTable prefabs, ReadPrefabTable(after));
+  if (prefabs.delta) {
+    return absl::FailedPreconditionError(
+        "Reload: the blob is a delta save, not a level (spawn it, or reload the level it came from)");
+  }
   STRATA_ASSIGN_OR_RETURN(const Layouts after_layouts, ReadLayouts(after));
   STRATA_ASSIGN_OR_RETURN(const Layouts before_layouts, ReadLayouts(before));
   std::vector<std::pair<uint32_t, absl::string_view>> name_texts;
@@ -682,6 +686,10 @@ absl::StatusOr<ReloadReport> World::Reload(EntityResource level) {
   for (const PrefabTable::Prefab& prefab : prefabs.prefabs) {
     STRATA_RETURN_IF_ERROR(LoadPrefab(prefab.name, prefab.view));
   }
+  // Where the level's entities came from and what the level overrides, as the file
+  // says now (for delta saves).
+  for (const Entity e : after_entities) level_overrides_.erase(e);
+  RecordPrefabOrigins(prefabs, after_entities);
   report.entities_added = num_added;
   report.entities_kept = match.kept;
   report.written.assign(written.begin(), written.end());

@@ -124,6 +124,27 @@ void CheckBlob(const EntityCompiler::Result& compiled, const EntityCompiler::Opt
     Finding("spawn", absl::InternalError("spawned a different number of entities"));
   }
 
+  // Its save (entities from prefabs as deltas) spawns into a fresh world that saves the
+  // same bytes, and whose full save is the first world's: the delta lost nothing.
+  absl::StatusOr<std::vector<std::byte>> saved = (*world)->SaveAll();
+  if (!saved.ok()) Finding("SaveAll", saved.status());
+  absl::StatusOr<EntityResourceView> saved_view = EntityResourceView::Create(*saved);
+  if (!saved_view.ok()) Finding("the save does not validate", saved_view.status());
+  absl::StatusOr<std::unique_ptr<World>> loaded = World::Create(FuzzRegistry());
+  if (!loaded.ok()) Finding("World::Create", loaded.status());
+  if (absl::Status s = (*loaded)->Spawn(*saved_view).status(); !s.ok()) Finding("spawning the save", s);
+  absl::StatusOr<std::vector<std::byte>> saved_again = (*loaded)->SaveAll();
+  if (!saved_again.ok()) Finding("SaveAll of the loaded world", saved_again.status());
+  if (*saved_again != *saved) Finding("save round trip", absl::InternalError("the loaded world saves other bytes"));
+  SaveOptions full;
+  full.prefab_deltas = false;
+  absl::StatusOr<std::vector<std::byte>> full_first = (*world)->SaveAll(full);
+  absl::StatusOr<std::vector<std::byte>> full_loaded = (*loaded)->SaveAll(full);
+  if (!full_first.ok() || !full_loaded.ok()) Finding("SaveAll in full", absl::InternalError("failed"));
+  if (*full_first != *full_loaded) {
+    Finding("delta save", absl::InternalError("the world loaded from the delta save differs from the saved one"));
+  }
+
   absl::StatusOr<std::string> listing = DescribeResource(*view, FuzzRegistry());
   if (!listing.ok()) Finding("DescribeResource", listing.status());
 
