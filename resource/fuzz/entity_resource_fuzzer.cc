@@ -1,7 +1,8 @@
 // libFuzzer entry point for the entity-resource loader: arbitrary bytes go through
 // EntityResourceView::Create (with and without the checksum, so mutations reach the
-// structure checks), and every accepted blob is read completely and spawned; the same
-// bytes are also compiled as level JSON, and every blob the compiler emits must load.
+// structure checks), and every accepted blob is read completely and spawned (a delta
+// save made whole with the prefabs it carries first); the same bytes are also compiled
+// as level JSON, and every blob the compiler emits must load.
 //
 // Under --config=fuzz this links with -fsanitize=fuzzer (resource/run_fuzz.sh); under
 // the normal build, //resource:entity_resource_fuzzer_test replays the seed corpus and
@@ -19,6 +20,7 @@
 #include "resource/entity_spawner.h"
 #include "resource/format.h"
 #include "resource/prefab.h"
+#include "resource/prefab_delta.h"
 #include "resource/fuzz/fuzz_components.h"
 
 namespace {
@@ -47,6 +49,17 @@ void CheckBlob(const std::vector<std::byte>& blob, bool verify_checksum) {
   if (absl::StatusOr<strata::PrefabTable> prefabs = strata::ReadPrefabTable(*view); prefabs.ok()) {
     for (const strata::PrefabTable::Prefab& prefab : prefabs->prefabs) sink = TouchAll(prefab.view);
     for (const strata::PrefabOverrideRecord& r : prefabs->overrides) sink = r.entity + r.type;
+    if (prefabs->delta) {
+      // A delta is made whole with the prefabs it carries (one it only names has no
+      // entities: NotFound); what comes out is a valid blob, checked as any other.
+      std::vector<strata::EntityResourceView> bases;
+      for (const strata::PrefabTable::Prefab& prefab : prefabs->prefabs) bases.push_back(prefab.view);
+      absl::StatusOr<std::vector<std::byte>> whole = strata::ExpandPrefabDeltas(*view, *prefabs, bases);
+      if (whole.ok()) {
+        if (!strata::EntityResourceView::Create(*whole).ok()) std::abort();
+        CheckBlob(*whole, /*verify_checksum=*/true);
+      }
+    }
   }
   strata::EntityManager manager;
   strata::fuzz_internal::FuzzWorld world;

@@ -9,8 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "resource/format.h"
+#include "resource/prefab.h"
+#include "resource/prefab_delta.h"
 #include "resource/tool_io.h"
 #include "testing/random.h"
 
@@ -50,6 +53,30 @@ TEST(EntityResourceFuzzer, ReplaysSeedCorpus) {
     valid += EntityResourceView::Create(input).ok();
   }
   EXPECT_GE(valid, 3);
+}
+
+// The delta seeds reach the merge, not only the refusals: the one carrying its
+// prefabs is made whole; the one naming them is NotFound without them.
+TEST(EntityResourceFuzzer, DeltaSeedsExpand) {
+  for (const bool carried : {true, false}) {
+    absl::StatusOr<std::vector<std::byte>> blob = ReadToolFile(
+        absl::StrCat(kCorpus, carried ? "/prefabs_delta.entities" : "/prefabs_delta_by_name.entities"));
+    ASSERT_TRUE(blob.ok()) << blob.status();
+    absl::StatusOr<EntityResourceView> view = EntityResourceView::Create(*blob);
+    ASSERT_TRUE(view.ok()) << view.status();
+    absl::StatusOr<PrefabTable> table = ReadPrefabTable(*view);
+    ASSERT_TRUE(table.ok()) << table.status();
+    ASSERT_TRUE(table->delta);
+    std::vector<EntityResourceView> bases;
+    for (const PrefabTable::Prefab& prefab : table->prefabs) bases.push_back(prefab.view);
+    absl::StatusOr<std::vector<std::byte>> whole = ExpandPrefabDeltas(*view, *table, bases);
+    if (carried) {
+      ASSERT_TRUE(whole.ok()) << whole.status();
+      EXPECT_TRUE(EntityResourceView::Create(*whole).ok());
+    } else {
+      EXPECT_EQ(whole.status().code(), absl::StatusCode::kNotFound) << whole.status();
+    }
+  }
 }
 
 TEST(EntityResourceFuzzer, SurvivesDeterministicMutations) {
