@@ -65,8 +65,9 @@ struct DemoOptions {
   // progress_every: a progress line every this many frames (0: none).
   int progress_every = 60;
   // compact_budget: entity moves EntityPages::Compact may make per frame, after the
-  // destroy system (0: never compact, the page layout then follows entity indices).
-  int compact_budget = 4096;
+  // destroy system (0, the default: never compact, the page layout then follows entity
+  // indices; engine/README.md says why the default is off).
+  int compact_budget = 0;
   float dt = 1.0f / 60.0f;
   uint64_t seed = 1;
   // watch: between frames, when the level file changes on disk, read and compile it

@@ -41,8 +41,9 @@ ABSL_FLAG(int, scale, 1,
           "a heavier frame: sparks_per_frame * scale sparks per frame and, from 2 on, "
           "scale * smoke_per_scale smoke puffs whose systems run beside the sparks'");
 ABSL_FLAG(int, smoke_per_scale, 100000, "smoke puffs per unit of --scale (from --scale=2)");
-ABSL_FLAG(int, compact_budget, 4096,
-          "entity moves the page store's Compact may make per frame (0: never compact)");
+ABSL_FLAG(int, compact_budget, 0,
+          "entity moves the page store's Compact may make per frame (0, the default: never "
+          "compact; compaction does not pay in this frame, engine/README.md)");
 ABSL_FLAG(std::string, report_json, "", "also write the report as JSON to this path");
 ABSL_FLAG(int, progress_every, 60, "a progress line every N frames (0: none)");
 ABSL_FLAG(bool, watch, false,
