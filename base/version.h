@@ -9,7 +9,7 @@
 #ifndef STRATA_BASE_VERSION_H_
 #define STRATA_BASE_VERSION_H_
 
-#define STRATA_VERSION 29
+#define STRATA_VERSION 30
 
 namespace strata {
 
