@@ -300,16 +300,22 @@ inline absl::Status EntityPages::AddBatchWith(absl::Span<const Entity> entities,
     // Once per run rather than per entity: a bool store may alias anything.
     if (i != start) layout_changed_ = true;
     if (i == n) break;
-    absl::StatusOr<std::byte*> dst =
-        AddSlow(entity[i].index(), entity[i].generation(), c, kValueSize);
-    if (ABSL_PREDICT_FALSE(!dst.ok())) {
-      if (done != nullptr) *done = i;
-      if (listener_ != nullptr && i > 0) listener_->OnAdded(c, entities.first(i));
-      return BatchError(dst.status(), i);
-    }
-    write(*dst, types_[c].size);
-    if (ABSL_PREDICT_FALSE(ticks != nullptr)) MarkAddedEntities(entities.subspan(i, 1), c);
-    ++i;
+    // The slow path, for as long as entities need it (an entity's first component
+    // here: a spawn's whole batch): the locals above are set up again only when the
+    // fast path can take the next one (set up per entity, they cost a spawn 30
+    // instructions an entity).
+    do {
+      absl::StatusOr<std::byte*> dst =
+          AddSlow(entity[i].index(), entity[i].generation(), c, kValueSize);
+      if (ABSL_PREDICT_FALSE(!dst.ok())) {
+        if (done != nullptr) *done = i;
+        if (listener_ != nullptr && i > 0) listener_->OnAdded(c, entities.first(i));
+        return BatchError(dst.status(), i);
+      }
+      write(*dst, types_[c].size);
+      if (ABSL_PREDICT_FALSE(ticks != nullptr)) MarkAddedEntities(entities.subspan(i, 1), c);
+      ++i;
+    } while (i < n && !index_tables().InStore(entity[i].index(), entity[i].generation()));
   }
   if (done != nullptr) *done = n;
   if (listener_ != nullptr && n > 0) listener_->OnAdded(c, entities);
